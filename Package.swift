@@ -1,0 +1,109 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// One set of strictness settings, passed to every target (Hummingbird's convention).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),  // SE-0335
+    .enableUpcomingFeature("MemberImportVisibility"),  // SE-0444
+    .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
+]
+
+let package = Package(
+    name: "crema",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "crema", targets: ["crema"]),
+        .library(name: "CremaCore", targets: ["CremaCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+    ],
+    targets: [
+        // MARK: - Pure domain core: no I/O, no dependencies.
+        .target(name: "CremaCore", swiftSettings: swiftSettings),
+
+        // MARK: - PostgreSQL through libpq.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(
+            name: "CremaPostgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CremaStore",
+            dependencies: [
+                "CremaCore", "CremaPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - HTTP server and composition root.
+        .target(
+            name: "CremaServer",
+            dependencies: [
+                "CremaCore", "CremaPostgres", "CremaStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "crema",
+            dependencies: [
+                "CremaServer", "CremaPostgres", "CremaStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests (Swift Testing). Postgres-backed suites need CREMA_TEST_DATABASE_URL (scripts/test).
+        .testTarget(name: "CremaCoreTests", dependencies: ["CremaCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CremaPostgresTests",
+            dependencies: ["CremaPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaStoreTests",
+            dependencies: ["CremaStore", "CremaCore", "CremaPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaServerTests",
+            dependencies: [
+                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,20 @@
+public import Foundation
+
+/// An event after placement, with what it carries (DESIGN §3).
+public enum OrderEvent: Sendable, Hashable {
+    case started(barista: String)
+    case delayed(eta: Date, reason: String?)
+    case ready(pickupPoint: String?)
+    case pickedUp
+    case canceled(reason: String)
+
+    public var type: OrderEventType {
+        switch self {
+        case .started: .started
+        case .delayed: .delayed
+        case .ready: .ready
+        case .pickedUp: .pickedUp
+        case .canceled: .canceled
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// The kinds of event an order can receive; raw values are the `type` field of the API.
+public enum OrderEventType: String, Sendable, Hashable, Codable, CaseIterable {
+    case placed
+    case started
+    case delayed
+    case ready
+    case pickedUp = "picked_up"
+    case canceled
+
+    /// Who may send this event (DESIGN §3, "who"): least privilege per event, not only per route.
+    public var permittedRoles: Set<Role> {
+        switch self {
+        case .placed: [.pos]
+        case .started, .ready: [.barista]
+        case .delayed, .pickedUp, .canceled: [.pos, .barista]
+        }
+    }
+}

@@ -1,0 +1,18 @@
+public import Foundation
+
+/// A coffee shop: orders belong to one, numbers are counted per store, boards show one.
+public struct Store: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var timezone: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: String, name: String, timezone: String, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.name = name
+        self.timezone = timezone
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,86 @@
+public import Foundation
+
+/// The order life cycle of DESIGN §3 as pure functions: no I/O, the clock and IDs come from the caller.
+public enum OrderStateMachine {
+    /// The state an event leads to from `state`, or nil when the event is not allowed there.
+    /// `nil` as the source state means "no order yet", where only `placed` is allowed.
+    public static func target(of event: OrderEventType, from state: OrderState?) -> OrderState? {
+        switch (state, event) {
+        case (nil, .placed): .queued
+        case (nil, _): nil
+        case (.some, .placed): nil
+        case (.queued, .started): .preparing
+        case (.queued, .delayed): .queued
+        case (.preparing, .delayed): .preparing
+        case (.queued, .ready), (.preparing, .ready): .ready
+        case (.ready, .pickedUp): .pickedUp
+        case (.queued, .canceled), (.preparing, .canceled), (.ready, .canceled): .canceled
+        case (.some, _): nil
+        }
+    }
+
+    /// Every event accepted from `state`, in declaration order; empty for terminal states.
+    public static func allowedEvents(from state: OrderState?) -> [OrderEventType] {
+        OrderEventType.allCases.filter { target(of: $0, from: state) != nil }
+    }
+
+    /// Creates the order a `placed` event describes, after validating it.
+    public static func place(
+        _ placement: OrderPlacement,
+        id: UUID,
+        number: Int,
+        at now: Date
+    ) throws(OrderError) -> Order {
+        try OrderValidation.validate(placement, now: now)
+        return Order(
+            id: id,
+            storeID: placement.storeID,
+            number: number,
+            posRef: placement.posRef,
+            customerRef: placement.customerRef,
+            displayName: placement.displayName,
+            locale: placement.locale,
+            items: placement.items,
+            eta: placement.eta,
+            state: .queued,
+            version: 1,
+            placedAt: now,
+            updatedAt: now
+        )
+    }
+
+    /// Applies an event to an order: checks the expected version, the transition and the event's fields,
+    /// and returns the order as it is after the event.
+    public static func apply(
+        _ event: OrderEvent,
+        to order: Order,
+        expectedVersion: Int?,
+        at now: Date
+    ) throws(OrderError) -> Order {
+        if let expectedVersion, expectedVersion != order.version {
+            throw .versionConflict(expected: expectedVersion, actual: order.version, state: order.state)
+        }
+        guard let next = target(of: event.type, from: order.state) else {
+            throw .invalidTransition(from: order.state, event: event.type, allowed: order.allowedEvents)
+        }
+        try OrderValidation.validate(event, order: order, now: now)
+        var updated = order
+        updated.state = next
+        updated.version += 1
+        updated.updatedAt = now
+        switch event {
+        case .started(let barista):
+            updated.barista = barista
+        case .delayed(let eta, let reason):
+            updated.eta = eta
+            updated.delayReason = reason
+        case .ready(let pickupPoint):
+            updated.pickupPoint = pickupPoint
+        case .pickedUp:
+            break
+        case .canceled(let reason):
+            updated.cancelReason = reason
+        }
+        return updated
+    }
+}

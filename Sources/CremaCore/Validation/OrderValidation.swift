@@ -1,0 +1,85 @@
+public import Foundation
+
+/// Limits on what a POS or barista may send; the numbers are the API's documented limits.
+public enum OrderValidation {
+    public static let maxItems = 50
+    public static let maxQuantity = 99
+    public static let maxModifiers = 20
+    /// How far an ETA may lie before `now` (POS clocks drift) and after it.
+    public static let etaPast: TimeInterval = 60 * 60
+    public static let etaFuture: TimeInterval = 24 * 60 * 60
+
+    static func validate(_ placement: OrderPlacement, now: Date) throws(OrderError) {
+        try StoreID.validate(placement.storeID, field: "store_id")
+        try text(placement.posRef, field: "pos_ref", max: 64)
+        if let customerRef = placement.customerRef { try text(customerRef, field: "customer_ref", max: 128) }
+        try text(placement.displayName, field: "display_name", max: 80)
+        try locale(placement.locale)
+        guard !placement.items.isEmpty else { throw .invalidValue(field: "items", reason: "must hold at least one item") }
+        guard placement.items.count <= maxItems else {
+            throw .invalidValue(field: "items", reason: "must hold at most \(maxItems) items")
+        }
+        for (index, item) in placement.items.enumerated() {
+            let prefix = "items[\(index)]"
+            try text(item.name, field: "\(prefix).name", max: 120)
+            if let size = item.size { try text(size, field: "\(prefix).size", max: 40) }
+            guard (1...maxQuantity).contains(item.quantity) else {
+                throw .invalidValue(field: "\(prefix).quantity", reason: "must be between 1 and \(maxQuantity)")
+            }
+            guard item.modifiers.count <= maxModifiers else {
+                throw .invalidValue(field: "\(prefix).modifiers", reason: "must hold at most \(maxModifiers) modifiers")
+            }
+            for (m, modifier) in item.modifiers.enumerated() {
+                try text(modifier, field: "\(prefix).modifiers[\(m)]", max: 80)
+            }
+        }
+        try eta(placement.eta, now: now)
+    }
+
+    static func validate(_ event: OrderEvent, order: Order, now: Date) throws(OrderError) {
+        switch event {
+        case .started(let barista):
+            try text(barista, field: "barista", max: 60)
+        case .delayed(let newETA, let reason):
+            try eta(newETA, now: now)
+            if let reason { try text(reason, field: "reason", max: 200) }
+        case .ready(let pickupPoint):
+            if let pickupPoint { try text(pickupPoint, field: "pickup_point", max: 40) }
+        case .pickedUp:
+            break
+        case .canceled(let reason):
+            try text(reason, field: "reason", max: 200)
+        }
+    }
+
+    /// Non-blank, no control characters, at most `max` characters (grapheme clusters).
+    static func text(_ value: String, field: String, max: Int) throws(OrderError) {
+        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw .invalidValue(field: field, reason: "must not be blank")
+        }
+        if value.count > max { throw .invalidValue(field: field, reason: "must be at most \(max) characters") }
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .invalidValue(field: field, reason: "must not contain control characters")
+        }
+    }
+
+    /// A BCP 47 language tag such as `en`, `es-MX` or `ja-JP`.
+    static func locale(_ value: String) throws(OrderError) {
+        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
+        let ok =
+            value.count <= 35 && (2...3).contains(parts[0].count) && parts[0].allSatisfy(\.isASCIILetter)
+            && parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy(\.isASCIIAlphanumeric) }
+        guard ok else { throw .invalidValue(field: "locale", reason: "must be a language tag such as en, es-MX or ja") }
+    }
+
+    static func eta(_ value: Date, now: Date) throws(OrderError) {
+        guard value >= now.addingTimeInterval(-etaPast), value <= now.addingTimeInterval(etaFuture) else {
+            throw .invalidValue(field: "eta", reason: "must be within one hour before and 24 hours after now")
+        }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIILetter: Bool { isASCII && isLetter }
+    fileprivate var isASCIIAlphanumeric: Bool { isASCII && (isLetter || isNumber) }
+}
