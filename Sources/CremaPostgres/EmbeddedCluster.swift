@@ -1,0 +1,160 @@
+public import Foundation
+public import Logging
+
+/// A private PostgreSQL cluster in a project folder, run with the system's `initdb` and `pg_ctl`, so a
+/// newcomer needs no database set-up. It listens on a Unix socket inside its folder only (no TCP port to
+/// collide with). When Crema runs as root the cluster runs as the `postgres` user, because `initdb` refuses root.
+public struct EmbeddedCluster: Sendable {
+    /// The folder holding `data/`, the socket and `postgres.log`.
+    public let directory: URL
+    public let database: String
+    public let user = "crema"
+    /// Only names the socket file (`.s.PGSQL.<port>`); nothing listens on TCP.
+    public let port = 5432
+    private let logger: Logger
+
+    public init(directory: URL, database: String = "crema", logger: Logger = Logger(label: "crema.embedded-postgres")) {
+        self.directory = directory.standardizedFileURL
+        self.database = database
+        self.logger = logger
+    }
+
+    /// The libpq conninfo of the cluster's database.
+    public var conninfo: String {
+        "host=\(directory.path) port=\(port) user=\(user) dbname=\(database)"
+    }
+
+    private var dataDirectory: URL { directory.appendingPathComponent("data") }
+    private var logFile: URL { directory.appendingPathComponent("postgres.log") }
+
+    /// Creates the cluster if needed, starts it unless it is already running, and creates the database.
+    /// Returns the conninfo.
+    public func start() async throws -> String {
+        let tools = try PostgresTools.locate()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if isRoot { try await prepareForPostgresUser() }
+        if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
+            logger.info("creating a private PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
+            try await runAsOwner(
+                tools.initdb,
+                ["-D", dataDirectory.path, "-U", user, "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions"])
+        }
+        if try await isRunning(tools) {
+            logger.info("reusing the running private PostgreSQL cluster", metadata: ["path": "\(directory.path)"])
+        } else {
+            let options = "-c listen_addresses='' -k \(directory.path) -p \(port) -c max_connections=200 -c fsync=on"
+            try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
+        }
+        try await createDatabaseIfMissing()
+        return conninfo
+    }
+
+    /// Stops the cluster (fast shutdown: open sessions are ended, committed data is safe).
+    public func stop() async throws {
+        let tools = try PostgresTools.locate()
+        guard try await isRunning(tools) else { return }
+        try await runAsOwner(tools.pgCtl, ["stop", "-w", "-m", "fast", "-D", dataDirectory.path])
+    }
+
+    public func isRunning() async throws -> Bool { try await isRunning(try PostgresTools.locate()) }
+
+    private func isRunning(_ tools: PostgresTools) async throws -> Bool {
+        guard FileManager.default.fileExists(atPath: dataDirectory.path) else { return false }
+        return try await runAsOwner(tools.pgCtl, ["status", "-D", dataDirectory.path], allowFailure: true).status == 0
+    }
+
+    private func createDatabaseIfMissing() async throws {
+        let admin = try await PostgresConnection.connect(
+            "host=\(directory.path) port=\(port) user=\(user) dbname=postgres", logger: logger)
+        defer { Task { await admin.close() } }
+        let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)")
+        if exists.isEmpty {
+            // CREATE DATABASE takes no parameters; the name is validated to be a plain identifier first.
+            guard database.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw EmbeddedClusterError.badDatabaseName(database)
+            }
+            try await admin.simpleQuery("CREATE DATABASE \(database)")
+        }
+    }
+
+    // MARK: - Running as the cluster's owner
+
+    private var isRoot: Bool { geteuid() == 0 }
+
+    /// As root: hands the folder to `postgres` and makes sure that user can reach it (adds the
+    /// search bit, never read permission, to parent folders such as a 0700 `mktemp -d`).
+    private func prepareForPostgresUser() async throws {
+        _ = try await ProcessRunner.run("/bin/chown", ["-R", "postgres:postgres", directory.path]).checked("chown")
+        var parent = directory.deletingLastPathComponent()
+        while parent.path != "/" {
+            let attributes = try FileManager.default.attributesOfItem(atPath: parent.path)
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value ?? 0
+            if mode & 0o001 == 0 {
+                logger.notice("letting the postgres user traverse a parent folder", metadata: ["path": "\(parent.path)"])
+                try FileManager.default.setAttributes([.posixPermissions: NSNumber(value: mode | 0o001)], ofItemAtPath: parent.path)
+            }
+            parent = parent.deletingLastPathComponent()
+        }
+    }
+
+    @discardableResult
+    private func runAsOwner(_ tool: String, _ arguments: [String], allowFailure: Bool = false) async throws -> ProcessRunner.Output {
+        let output =
+            isRoot
+            ? try await ProcessRunner.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
+            : try await ProcessRunner.run(tool, arguments)
+        return allowFailure ? output : try output.checked((tool as NSString).lastPathComponent)
+    }
+}
+
+/// Why the embedded cluster could not start.
+public enum EmbeddedClusterError: Error, Sendable, CustomStringConvertible {
+    case toolsNotFound
+    case commandFailed(tool: String, status: Int32, output: String)
+    case badDatabaseName(String)
+
+    public var code: String {
+        switch self {
+        case .toolsNotFound: "postgres_tools_not_found"
+        case .commandFailed: "postgres_command_failed"
+        case .badDatabaseName: "bad_database_name"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .toolsNotFound:
+            "PostgreSQL's initdb and pg_ctl were not found: install the 'postgresql' package (apt-get install postgresql) or set CREMA_PG_BINDIR"
+        case .commandFailed(let tool, let status, let output):
+            "\(tool) exited with status \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))"
+        case .badDatabaseName(let name): "'\(name)' is not a plain database name"
+        }
+    }
+}
+
+extension ProcessRunner.Output {
+    fileprivate func checked(_ tool: String) throws -> Self {
+        guard status == 0 else { throw EmbeddedClusterError.commandFailed(tool: tool, status: status, output: text) }
+        return self
+    }
+}
+
+/// Where the server binaries are: `CREMA_PG_BINDIR`, else the newest `/usr/lib/postgresql/<n>/bin`
+/// (Debian keeps them off PATH), else PATH.
+struct PostgresTools {
+    var initdb: String
+    var pgCtl: String
+
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresTools {
+        var candidates: [String] = []
+        if let bin = environment["CREMA_PG_BINDIR"] { candidates.append(bin) }
+        let debian = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: debian)) ?? []).compactMap(Int.init).sorted(by: >)
+        candidates += versions.map { "\(debian)/\($0)/bin" }
+        candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        for bin in candidates where FileManager.default.isExecutableFile(atPath: "\(bin)/initdb") {
+            return PostgresTools(initdb: "\(bin)/initdb", pgCtl: "\(bin)/pg_ctl")
+        }
+        throw EmbeddedClusterError.toolsNotFound
+    }
+}

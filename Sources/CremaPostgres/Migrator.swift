@@ -1,0 +1,106 @@
+public import Logging
+
+/// Applies numbered migrations, each in its own transaction, recorded in `schema_migrations`. Safe to run
+/// twice and from several processes at once (an advisory lock serializes them); refuses a database whose
+/// recorded migrations differ from the files.
+public struct Migrator: Sendable {
+    /// Where a database stands against the files.
+    public struct Status: Sendable, Equatable {
+        public var applied: [Int]
+        public var pending: [Int]
+        public var isCurrent: Bool { pending.isEmpty }
+    }
+
+    public let migrations: [Migration]
+    private let logger: Logger
+    private static let lockKey = 7_263_001  // pg_advisory_lock key: "crema migrations"
+
+    public init(migrations: [Migration], logger: Logger = Logger(label: "crema.migrate")) {
+        self.migrations = migrations
+        self.logger = logger
+    }
+
+    /// Applies what is pending and returns the versions it applied.
+    @discardableResult
+    public func migrate(on connection: PostgresConnection) async throws -> [Int] {
+        try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
+        do {
+            let applied = try await apply(on: connection)
+            try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+            return applied
+        } catch {
+            _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+            throw error
+        }
+    }
+
+    /// Compares the database with the files without changing anything.
+    public func status(on connection: PostgresConnection) async throws -> Status {
+        let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+        guard try exists.first?.decode("present", as: Bool.self) == true else {
+            return Status(applied: [], pending: migrations.map(\.version))
+        }
+        let recorded = try await recordedMigrations(on: connection)
+        try verify(recorded)
+        let applied = Set(recorded.map(\.version))
+        return Status(
+            applied: recorded.map(\.version).sorted(),
+            pending: migrations.map(\.version).filter { !applied.contains($0) })
+    }
+
+    private func apply(on connection: PostgresConnection) async throws -> [Int] {
+        try await connection.simpleQuery(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    integer     PRIMARY KEY,
+                name       text        NOT NULL,
+                checksum   text        NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        let recorded = try await recordedMigrations(on: connection)
+        try verify(recorded)
+        let done = Set(recorded.map(\.version))
+        var appliedNow: [Int] = []
+        for migration in migrations where !done.contains(migration.version) {
+            try await connection.simpleQuery("BEGIN")
+            do {
+                try await connection.simpleQuery(migration.sql)
+                try await connection.query(
+                    """
+                    INSERT INTO schema_migrations (version, name, checksum)
+                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                    """)
+                try await connection.simpleQuery("COMMIT")
+            } catch {
+                try? await connection.simpleQuery("ROLLBACK")
+                logger.error("migration failed", metadata: ["migration": "\(migration.version)_\(migration.name)", "error": "\(error)"])
+                throw error
+            }
+            logger.info("applied migration", metadata: ["migration": "\(migration.version)_\(migration.name)"])
+            appliedNow.append(migration.version)
+        }
+        return appliedNow
+    }
+
+    /// A row of `schema_migrations`.
+    private struct Applied {
+        var version: Int
+        var name: String
+        var checksum: String
+    }
+
+    private func recordedMigrations(on connection: PostgresConnection) async throws -> [Applied] {
+        try await connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version").map { row in
+            Applied(version: try row.decode("version"), name: try row.decode("name"), checksum: try row.decode("checksum"))
+        }
+    }
+
+    private func verify(_ recorded: [Applied]) throws(MigrationError) {
+        let files = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for row in recorded {
+            guard let file = files[row.version] else { throw .unknownApplied(version: row.version, name: row.name) }
+            guard file.checksum == row.checksum else { throw .checksumMismatch(version: row.version, name: row.name) }
+        }
+    }
+}

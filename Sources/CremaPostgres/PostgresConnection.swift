@@ -1,0 +1,206 @@
+import CLibPQ
+import Foundation
+public import Logging
+
+/// One libpq connection. Every blocking libpq call runs on the connection's own serial dispatch queue,
+/// never on Swift's cooperative thread pool; callers `await` the result. Task cancellation sends a
+/// cancel request to the server (`PQcancel`, which libpq allows from any thread).
+public final class PostgresConnection: @unchecked Sendable {
+    // `handle` is only touched on `queue`; `cancelHandle` is thread-safe by libpq's contract
+    // and replaced only on `queue` under `cancelLock`.
+    private let queue: DispatchQueue
+    private var handle: OpaquePointer?
+    private var cancelHandle: OpaquePointer?
+    private let cancelLock = NSLock()
+    private let logger: Logger
+
+    private init(handle: OpaquePointer, queue: DispatchQueue, logger: Logger) {
+        self.handle = handle
+        self.queue = queue
+        self.logger = logger
+        self.cancelHandle = PQgetCancel(handle)
+    }
+
+    deinit {
+        if let cancelHandle { PQfreeCancel(cancelHandle) }
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Opens a connection from a libpq conninfo string or URI; an empty string uses the `PG*` variables.
+    public static func connect(_ conninfo: String, logger: Logger = Logger(label: "crema.postgres")) async throws(PostgresError) -> PostgresConnection {
+        let queue = DispatchQueue(label: "crema.postgres.connection")
+        let result: Result<OpaquePointer, PostgresError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: openHandle(conninfo)) }
+        }
+        return PostgresConnection(handle: try result.get(), queue: queue, logger: logger)
+    }
+
+    /// Runs a statement with bound parameters and returns its rows (empty for commands).
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws(PostgresError) -> [PostgresRow] {
+        try await run { handle throws(PostgresError) in try Self.execute(query, on: handle) }
+    }
+
+    /// Runs one or more statements without parameters (migrations, `BEGIN`). Never pass values here.
+    public func simpleQuery(_ sql: String) async throws(PostgresError) {
+        try await run { handle throws(PostgresError) in try Self.executeSimple(sql, on: handle) }
+    }
+
+    /// Checks the connection without a round trip: reads whatever the server sent (such as a shutdown
+    /// notice) and reports whether the connection is still usable.
+    public func isUsable() async -> Bool {
+        let result: Result<Bool, PostgresError> = await onQueue { handle in
+            guard let handle else { return .success(false) }
+            _ = PQconsumeInput(handle)
+            return .success(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE)
+        }
+        return (try? result.get()) ?? false
+    }
+
+    /// Re-establishes a broken connection with the same parameters (`PQreset`).
+    public func reconnect() async throws(PostgresError) {
+        try await onQueue { [self] handle -> Result<Void, PostgresError> in
+            guard let handle else { return .failure(PostgresError(.closed)) }
+            PQreset(handle)
+            guard PQstatus(handle) == CONNECTION_OK else {
+                return .failure(PostgresError(.connectionFailed, detail: Self.message(handle)))
+            }
+            if let failure = Self.configureSession(handle) { return .failure(failure) }
+            cancelLock.withLock {
+                if let cancelHandle { PQfreeCancel(cancelHandle) }
+                cancelHandle = PQgetCancel(handle)
+            }
+            return .success(())
+        }.get()
+    }
+
+    /// Closes the connection; later calls fail with `closed`.
+    public func close() async {
+        _ = await onQueue { [self] handle -> Result<Void, PostgresError> in
+            if let handle { PQfinish(handle) }
+            self.handle = nil
+            return .success(())
+        }
+    }
+
+    // MARK: - Running work on the connection's queue
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws(PostgresError) -> T) async throws(PostgresError) -> T {
+        let result = await withTaskCancellationHandler {
+            await onQueue { handle -> Result<T, PostgresError> in
+                guard let handle else { return .failure(PostgresError(.closed)) }
+                do throws(PostgresError) { return .success(try body(handle)) } catch { return .failure(error) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+        return try result.get()
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer?) -> Result<T, PostgresError>) async -> Result<T, PostgresError> {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: body(self.handle)) }
+        }
+    }
+
+    /// Asks the server to cancel whatever this connection is running.
+    private func cancel() {
+        cancelLock.withLock {
+            guard let cancelHandle else { return }
+            var buffer = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+        }
+    }
+
+    // MARK: - libpq calls (run on the queue only)
+
+    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
+        // Keywords before `dbname` are defaults that the conninfo's own values override.
+        let keywords = ["connect_timeout", "fallback_application_name", "dbname"]
+        let values = ["5", "crema", conninfo]
+        let handle = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
+        guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let detail = message(handle)
+            PQfinish(handle)
+            return .failure(PostgresError(.connectionFailed, detail: detail))
+        }
+        if let failure = configureSession(handle) {
+            PQfinish(handle)
+            return .failure(failure)
+        }
+        return .success(handle)
+    }
+
+    /// Fixes the session settings that text decoding relies on.
+    private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
+        do throws(PostgresError) {
+            try executeSimple("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3", on: handle)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private static func execute(_ query: PostgresQuery, on handle: OpaquePointer) throws(PostgresError) -> [PostgresRow] {
+        let binds = query.binds
+        let result: OpaquePointer? = withOptionalCStrings(binds) { values in
+            PQexecParams(handle, query.sql, Int32(binds.count), nil, values, nil, nil, 0)
+        }
+        return try rows(from: result, on: handle)
+    }
+
+    private static func executeSimple(_ sql: String, on handle: OpaquePointer) throws(PostgresError) {
+        // PQexec returns only the last result of a multi-statement string; an earlier failure aborts it.
+        _ = try rows(from: PQexec(handle, sql), on: handle)
+    }
+
+    private static func rows(from result: OpaquePointer?, on handle: OpaquePointer) throws(PostgresError) -> [PostgresRow] {
+        guard let result else { throw PostgresError(.connectionFailed, detail: message(handle)) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return []
+        case PGRES_TUPLES_OK:
+            let rowCount = PQntuples(result)
+            let columnCount = PQnfields(result)
+            let columns = PostgresColumns(names: (0..<columnCount).map { String(cString: PQfname(result, $0)) })
+            var rows: [PostgresRow] = []
+            rows.reserveCapacity(Int(rowCount))
+            for r in 0..<rowCount {
+                var values: [String?] = []
+                values.reserveCapacity(Int(columnCount))
+                for c in 0..<columnCount {
+                    values.append(PQgetisnull(result, r, c) == 1 ? nil : String(cString: PQgetvalue(result, r, c)))
+                }
+                rows.append(PostgresRow(columns: columns, values: values))
+            }
+            return rows
+        default:
+            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let detail = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+            if PQstatus(handle) != CONNECTION_OK {
+                throw PostgresError(.connectionFailed, sqlState: sqlState, detail: detail)
+            }
+            if sqlState == PostgresError.SQLState.queryCanceled {
+                throw PostgresError(.canceled, sqlState: sqlState, detail: detail)
+            }
+            throw PostgresError(.server, sqlState: sqlState, detail: detail)
+        }
+    }
+
+    private static func message(_ handle: OpaquePointer) -> String {
+        PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+}
+
+/// Calls `body` with a NULL-terminated-free array of C strings that live for the call.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    withOptionalCStrings(strings.map(Optional.some), { body($0 + [nil]) })
+}
+
+private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let owned = strings.map { $0.flatMap { strdup($0) } }
+    defer { owned.forEach { free($0) } }
+    return body(owned.map { $0.map { UnsafePointer($0) } })
+}

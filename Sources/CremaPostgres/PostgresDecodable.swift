@@ -1,0 +1,63 @@
+public import Foundation
+
+/// A Swift type that can be read from a text-format result value.
+public protocol PostgresDecodable: Sendable {
+    /// Decodes PostgreSQL's text output; nil when the text is not a valid value of this type.
+    init?(postgresText text: String)
+}
+
+extension String: PostgresDecodable {
+    public init?(postgresText text: String) { self = text }
+}
+
+extension Int: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(text) }
+}
+
+extension Int32: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(text) }
+}
+
+extension Int64: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(text) }
+}
+
+extension Double: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(text) }
+}
+
+extension Bool: PostgresDecodable {
+    public init?(postgresText text: String) {
+        switch text {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: return nil
+        }
+    }
+}
+
+extension UUID: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(uuidString: text) }
+}
+
+extension Date: PostgresDecodable {
+    public init?(postgresText text: String) {
+        guard let date = PostgresTimestamp.parse(text) else { return nil }
+        self = date
+    }
+}
+
+extension PostgresJSON: PostgresDecodable {
+    public init?(postgresText text: String) { self.init(text: text) }
+
+    /// Decodes the JSON into a `Decodable` type.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = PostgresJSON.decoder) throws -> T {
+        try decoder.decode(T.self, from: Data(text.utf8))
+    }
+
+    public static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

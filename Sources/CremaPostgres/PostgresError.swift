@@ -1,0 +1,60 @@
+/// A failure talking to PostgreSQL. `description` holds only the code and SQLSTATE, so it is safe to log;
+/// the server's own message (which may quote data) is in `debugDescription`.
+public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Stable, machine-readable kinds of failure.
+    public enum Code: String, Sendable, Hashable {
+        /// Could not connect, or the connection broke: the database is unreachable for now.
+        case connectionFailed = "connection_failed"
+        /// The server refused the statement; see `sqlState`.
+        case server = "server_error"
+        /// No pooled connection became free within the acquire timeout.
+        case acquireTimeout = "acquire_timeout"
+        /// A value could not be decoded into the requested Swift type.
+        case decoding = "decoding_failed"
+        /// The statement was canceled (task cancellation or `statement_timeout`).
+        case canceled = "canceled"
+        /// The pool or connection was closed.
+        case closed = "closed"
+    }
+
+    public var code: Code
+    /// The five-character SQLSTATE when the server reported one (`23505`, `40001`, ...).
+    public var sqlState: String?
+    /// Detail for debugging only: may contain server text that quotes values.
+    public var detail: String
+
+    public init(_ code: Code, sqlState: String? = nil, detail: String = "") {
+        self.code = code
+        self.sqlState = sqlState
+        self.detail = detail
+    }
+
+    /// True when retrying later on a fresh connection may succeed (the database is down or restarting).
+    public var isUnavailable: Bool {
+        switch code {
+        case .connectionFailed, .acquireTimeout: return true
+        case .server:
+            // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+            guard let sqlState else { return false }
+            return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+        case .decoding, .canceled, .closed: return false
+        }
+    }
+
+    public var description: String {
+        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))"
+    }
+
+    public var debugDescription: String { "\(description): \(detail)" }
+}
+
+extension PostgresError {
+    /// SQLSTATEs the store layer maps to domain errors.
+    public enum SQLState {
+        public static let uniqueViolation = "23505"
+        public static let foreignKeyViolation = "23503"
+        public static let serializationFailure = "40001"
+        public static let deadlockDetected = "40P01"
+        public static let queryCanceled = "57014"
+    }
+}
