@@ -1,0 +1,28 @@
+public import CremaCore
+public import CremaPostgres
+
+/// Why a store operation failed; `code` is the stable API error code.
+public enum StoreError: Error, Sendable {
+    case unknownOrder
+    case unknownStore(String)
+    /// The Idempotency-Key was used before with another request.
+    case idempotencyMismatch
+    /// The core refused the command.
+    case rejected(OrderError)
+    case invalidTimezone(String)
+    case invalidCursor
+    /// The database failed; `isUnavailable` tells whether it is worth retrying later.
+    case database(PostgresError)
+
+    public var code: String {
+        switch self {
+        case .unknownOrder: "unknown_order"
+        case .unknownStore: "unknown_store"
+        case .idempotencyMismatch: "idempotency_mismatch"
+        case .rejected(let error): error.code
+        case .invalidTimezone: "invalid_value"
+        case .invalidCursor: "invalid_field"
+        case .database(let error): error.isUnavailable ? "database_unavailable" : "internal_error"
+        }
+    }
+}
