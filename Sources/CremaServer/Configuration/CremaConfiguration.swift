@@ -1,0 +1,82 @@
+import CremaCore
+public import Foundation
+
+/// Everything `crema serve` is configured with, read from the environment names fixed in DESIGN §9.
+public struct CremaConfiguration: Sendable {
+    /// Where the database is; `.embedded` runs a private cluster under `embeddedDirectory`.
+    public enum Database: Sendable, Equatable {
+        /// A libpq conninfo string or URI; "" means "libpq's own `PG*` variables".
+        case conninfo(String)
+        case embedded
+    }
+
+    public var database: Database
+    public var embeddedDirectory: URL
+    public var host: String
+    public var port: Int
+    /// Bearer keys and the role each grants; empty means "generate keys" in the embedded default.
+    public var apiKeys: APIKeys
+    public var poolSize: Int
+    public var logLevel: String
+
+    public init(
+        database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
+        port: Int = 8080, apiKeys: APIKeys = APIKeys(), poolSize: Int = 16, logLevel: String = "info"
+    ) {
+        self.database = database
+        self.embeddedDirectory = embeddedDirectory
+        self.host = host
+        self.port = port
+        self.apiKeys = apiKeys
+        self.poolSize = poolSize
+        self.logLevel = logLevel
+    }
+
+    /// The `PG*` variables libpq reads; any of them set means "use that database".
+    static let libpqVariables: Set<String> = [
+        "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE",
+        "PGSERVICEFILE", "PGSSLMODE", "PGOPTIONS", "PGAPPNAME", "PGCONNECT_TIMEOUT",
+    ]
+
+    /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
+    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL`.
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        if let url = environment["CREMA_DATABASE_URL"], !url.isEmpty {
+            database = .conninfo(url)
+        } else if environment.keys.contains(where: Self.libpqVariables.contains) {
+            database = .conninfo("")
+        } else {
+            database = .embedded
+        }
+        embeddedDirectory = URL(fileURLWithPath: environment["CREMA_DATA_DIR"] ?? ".crema")
+        host = environment["CREMA_HTTP_HOST"] ?? "127.0.0.1"
+        let portText = environment["CREMA_HTTP_PORT"] ?? "8080"
+        guard let port = Int(portText), (0...65535).contains(port) else { throw .invalid("CREMA_HTTP_PORT", portText) }
+        self.port = port
+        apiKeys = try APIKeys(parsing: environment["CREMA_API_KEYS"] ?? "")
+        let poolText = environment["CREMA_DB_POOL_SIZE"] ?? "16"
+        guard let poolSize = Int(poolText), (1...500).contains(poolSize) else { throw .invalid("CREMA_DB_POOL_SIZE", poolText) }
+        self.poolSize = poolSize
+        logLevel = environment["LOG_LEVEL"] ?? "info"
+    }
+}
+
+/// A configuration value Crema cannot use; the message names the variable and never echoes secrets.
+public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
+    case invalid(String, String)
+    case badAPIKeys(String)
+
+    public var code: String {
+        switch self {
+        case .invalid: "invalid_configuration"
+        case .badAPIKeys: "invalid_api_keys"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalid(let name, let value): "\(name)=\(value) is not valid"
+        case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, e.g. pos:k1,barista:k2)"
+        }
+    }
+}

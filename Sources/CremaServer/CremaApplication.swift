@@ -1,0 +1,93 @@
+public import CremaPostgres
+public import CremaStore
+import Foundation
+public import Hummingbird
+public import Logging
+public import Prometheus
+import ServiceLifecycle
+
+/// The composition root, used by `crema serve` and by the tests alike: one pool, one store, the router
+/// with its middleware, and the background services, wired in dependency order.
+public enum CremaApplication {
+    /// What the router needs; built once per process (or per test).
+    public struct Dependencies: Sendable {
+        public var pool: PostgresPool
+        public var store: OrderStore
+        public var migrator: Migrator
+        public var keys: APIKeys
+        public var registry: PrometheusCollectorRegistry
+
+        public init(pool: PostgresPool, store: OrderStore, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init()) {
+            self.pool = pool
+            self.store = store
+            self.migrator = migrator
+            self.keys = keys
+            self.registry = registry
+        }
+    }
+
+    /// Every route with its middleware: metrics outermost (it sees the final status), then errors, then auth.
+    public static func router(_ dependencies: Dependencies) -> Router<CremaRequestContext> {
+        let router = Router(context: CremaRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(registry: dependencies.registry))
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys))
+        OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
+        StoreRoutes(store: dependencies.store).register(on: router)
+        OrderRoutes(store: dependencies.store).register(on: router)
+        return router
+    }
+
+    /// The HTTP application plus the services that live as long as it does.
+    public static func build(
+        _ dependencies: Dependencies, host: String, port: Int, logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: router(dependencies),
+            configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
+            services: [IdempotencyJanitor(pool: dependencies.pool, logger: logger), PoolCloser(pool: dependencies.pool)],
+            logger: logger)
+    }
+}
+
+/// Deletes Idempotency-Keys older than the 24-hour window, every ten minutes. Correctness does not depend
+/// on it (an expired key is reclaimed on use); it keeps the table small.
+struct IdempotencyJanitor: Service, CustomStringConvertible {
+    let pool: PostgresPool
+    let logger: Logger
+    var description: String { "IdempotencyJanitor" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let rows = try await pool.withConnection { connection in
+                        try await connection.query(
+                            """
+                            WITH gone AS (
+                                DELETE FROM idempotency_keys
+                                WHERE created_at < now() - make_interval(secs => \(OrderStore.idempotencyWindow)) RETURNING 1
+                            ) SELECT count(*) AS n FROM gone
+                            """)
+                    }
+                    let count = try rows.first?.decode("n", as: Int.self) ?? 0
+                    if count > 0 { logger.info("pruned expired idempotency keys", metadata: ["count": "\(count)"]) }
+                } catch {
+                    logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(600))
+            }
+        }
+    }
+}
+
+/// Closes the database pool once the HTTP server has drained (services stop in reverse order).
+struct PoolCloser: Service, CustomStringConvertible {
+    let pool: PostgresPool
+    var description: String { "PoolCloser" }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}

@@ -1,0 +1,126 @@
+public import CremaCore
+import CremaPostgres
+import CremaStore
+public import Hummingbird
+import Foundation
+import NIOCore
+
+/// Every error the API answers with: a stable `code`, an HTTP status, a sentence and structured details,
+/// sent as `{"error":{"code","message","details"}}`.
+public enum APIError: Error, Sendable, Equatable {
+    case malformedJSON
+    case invalidField(field: String, reason: String)
+    case missingIdempotencyKey
+    case unauthorized
+    case forbidden(role: Role, allowed: Set<Role>)
+    case notFound
+    case unknownOrder
+    case unknownStore(String)
+    case order(OrderError)
+    case idempotencyMismatch
+    case payloadTooLarge(limit: Int)
+    case databaseUnavailable
+    case internalError
+
+    public var code: String {
+        switch self {
+        case .malformedJSON: "malformed_json"
+        case .invalidField: "invalid_field"
+        case .missingIdempotencyKey: "missing_idempotency_key"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "not_found"
+        case .unknownOrder: "unknown_order"
+        case .unknownStore: "unknown_store"
+        case .order(let error): error.code
+        case .idempotencyMismatch: "idempotency_mismatch"
+        case .payloadTooLarge: "payload_too_large"
+        case .databaseUnavailable: "database_unavailable"
+        case .internalError: "internal_error"
+        }
+    }
+
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .malformedJSON, .invalidField, .missingIdempotencyKey: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound, .unknownOrder, .unknownStore: .notFound
+        case .order(.invalidTransition), .order(.versionConflict): .conflict
+        case .order(.invalidValue), .idempotencyMismatch: .unprocessableContent
+        case .payloadTooLarge: .contentTooLarge
+        case .databaseUnavailable: .serviceUnavailable
+        case .internalError: .internalServerError
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .malformedJSON: "The request body is not valid JSON."
+        case .invalidField(let field, let reason): "Field '\(field)' \(reason)."
+        case .missingIdempotencyKey: "Every POST needs an Idempotency-Key header (1–255 printable ASCII characters)."
+        case .unauthorized: "Send a valid API key as 'Authorization: Bearer <key>'."
+        case .forbidden(let role, let allowed):
+            "A \(role.rawValue) key cannot do this; it needs a \(allowed.sorted().map(\.rawValue).joined(separator: " or ")) key."
+        case .notFound: "There is no such route; see /openapi.yaml."
+        case .unknownOrder: "There is no order with this id."
+        case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
+        case .order(let error): error.message
+        case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
+        case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
+        case .databaseUnavailable: "The database is unavailable; nothing was written. Retry after the Retry-After delay."
+        case .internalError: "Something went wrong inside Crema; nothing was written."
+        }
+    }
+
+    public var details: JSONValue {
+        switch self {
+        case .invalidField(let field, let reason): ["field": .string(field), "reason": .string(reason)]
+        case .forbidden(let role, let allowed):
+            ["role": .string(role.rawValue), "allowed_roles": .array(allowed.sorted().map { .string($0.rawValue) })]
+        case .unknownStore(let id): ["store_id": .string(id)]
+        case .order(.invalidTransition(let from, let event, let allowed)):
+            ["from": .string(from.rawValue), "event": .string(event.rawValue), "allowed": .array(allowed.map { .string($0.rawValue) })]
+        case .order(.versionConflict(let expected, let actual, let state)):
+            ["expected": .number(Double(expected)), "actual": .number(Double(actual)), "state": .string(state.rawValue)]
+        case .order(.invalidValue(let field, let reason)): ["field": .string(field), "reason": .string(reason)]
+        case .payloadTooLarge(let limit): ["limit_bytes": .number(Double(limit))]
+        default: [:]
+        }
+    }
+
+    /// Seconds a client should wait before retrying, for 503.
+    static let retryAfterSeconds = 2
+
+    /// Maps any error thrown while handling a request onto the API's vocabulary.
+    public init(_ error: any Error, uploadLimit: Int) {
+        switch error {
+        case let error as APIError: self = error
+        case let error as StoreError:
+            switch error {
+            case .unknownOrder: self = .unknownOrder
+            case .unknownStore(let id): self = .unknownStore(id)
+            case .idempotencyMismatch: self = .idempotencyMismatch
+            case .rejected(let reason): self = .order(reason)
+            case .invalidTimezone(let zone): self = .order(.invalidValue(field: "timezone", reason: "'\(zone)' is not an IANA time zone"))
+            case .invalidCursor: self = .invalidField(field: "cursor", reason: "is not a cursor this API returned")
+            case .database(let failure): self = failure.isUnavailable ? .databaseUnavailable : .internalError
+            }
+        case let error as PostgresError: self = error.isUnavailable ? .databaseUnavailable : .internalError
+        case is NIOTooManyBytesError: self = .payloadTooLarge(limit: uploadLimit)
+        case let error as HTTPError where error.status == .notFound: self = .notFound
+        case let error as HTTPError where error.status == .contentTooLarge: self = .payloadTooLarge(limit: uploadLimit)
+        default: self = .internalError
+        }
+    }
+}
+
+extension APIError: HTTPResponseError {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
+        if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        let body: JSONValue = ["error": ["code": .string(code), "message": .string(message), "details": details]]
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try WireCoding.encoder.encode(body))))
+    }
+}

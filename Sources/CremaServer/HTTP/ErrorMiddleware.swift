@@ -1,0 +1,26 @@
+import CremaCore
+import Hummingbird
+import Logging
+
+/// Turns every error into the API's JSON error shape and logs server-side failures once. Nothing
+/// escapes as Hummingbird's bare 500.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = CremaRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = APIError(error, uploadLimit: context.maxUploadSize)
+            switch apiError {
+            case .internalError:
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            case .databaseUnavailable:
+                context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
+            default:
+                context.logger.debug("request refused", metadata: ["error.code": "\(apiError.code)"])
+            }
+            return try apiError.response(from: request, context: context)
+        }
+    }
+}

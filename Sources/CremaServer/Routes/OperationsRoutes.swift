@@ -1,0 +1,68 @@
+import CremaPostgres
+import Foundation
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Unauthenticated operational routes: liveness, readiness, Prometheus metrics and the OpenAPI document.
+struct OperationsRoutes {
+    let pool: PostgresPool
+    let migrator: Migrator
+    let registry: PrometheusCollectorRegistry
+
+    nonisolated(unsafe) static let poolGauge = MetricNameDescriptor(
+        namespace: "crema", subsystem: "db_pool", metricName: "connections", unitName: "",
+        helpText: "Database pool connections by state (open, leased, waiting, max).")
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.get("/health/live") { _, _ in try JSONResponse.make(.ok, ["status": "ok"]) }
+        router.get("/health/ready") { _, _ in try await self.ready() }
+        router.get("/metrics") { _, _ in await self.metrics() }
+        router.get("/openapi.yaml") { _, _ in try Self.openAPI() }
+    }
+
+    struct Readiness: Encodable {
+        var status: String
+        var database: String
+        var migrations: Migrations?
+
+        struct Migrations: Encodable {
+            var applied: [Int]
+            var pending: [Int]
+        }
+    }
+
+    func ready() async throws -> Response {
+        do {
+            let status = try await pool.withConnection { connection in try await migrator.status(on: connection) }
+            let body = Readiness(
+                status: status.isCurrent ? "ready" : "unavailable", database: "ok",
+                migrations: .init(applied: status.applied, pending: status.pending))
+            return try JSONResponse.make(status.isCurrent ? .ok : .serviceUnavailable, body)
+        } catch {
+            let database = (error as? MigrationError)?.code ?? "unreachable"
+            return try JSONResponse.make(
+                .serviceUnavailable, Readiness(status: "unavailable", database: database, migrations: nil),
+                headers: [.retryAfter: String(APIError.retryAfterSeconds)])
+        }
+    }
+
+    func metrics() async -> Response {
+        let usage = await pool.usage
+        for (state, value) in [("open", usage.open), ("leased", usage.leased), ("waiting", usage.waiting), ("max", usage.max)] {
+            registry.makeGauge(descriptor: Self.poolGauge, labels: [("state", state)]).set(Double(value))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+
+    static func openAPI() throws -> Response {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml", subdirectory: "Resources") else {
+            throw APIError.internalError
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try Data(contentsOf: url))))
+    }
+}

@@ -1,0 +1,99 @@
+import CremaCore
+import CremaStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The order routes of DESIGN §9: place, apply events, read one, list, all under `/v1/orders`.
+struct OrderRoutes {
+    let store: OrderStore
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.post("/v1/orders") { request, context in try await self.place(request, context) }
+        router.get("/v1/orders") { request, context in try await self.list(request, context) }
+        router.get("/v1/orders/{id}") { request, context in try await self.show(request, context) }
+        router.post("/v1/orders/{id}/events") { request, context in try await self.event(request, context) }
+    }
+
+    func place(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let role = try context.authorize(OrderEventType.placed.permittedRoles)
+        let key = try Self.idempotencyKey(request)
+        let body = try WireCoding.decode(PlaceOrderRequest.self, from: try await request.bodyData(context: context))
+        let identity = IdempotentRequest(scope: role.rawValue, key: key, path: "POST /v1/orders", body: try WireCoding.canonical(body))
+        let response = try await store.place(body.placement, role: role, request: identity, render: Self.render(status: 201))
+        return Self.respond(response)
+    }
+
+    func event(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        // Both writer roles reach the route; which events each may send is the core's rule.
+        let role = try context.authorize([.pos, .barista])
+        let id = try Self.orderID(context)
+        let key = try Self.idempotencyKey(request)
+        let body = try WireCoding.decode(OrderEventRequest.self, from: try await request.bodyData(context: context))
+        let event = try body.event()
+        _ = try context.authorize(event.type.permittedRoles)
+        let identity = IdempotentRequest(
+            scope: role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
+            body: try WireCoding.canonical(body))
+        let response = try await store.apply(
+            event, to: id, expectedVersion: body.expectedVersion, role: role, request: identity, render: Self.render(status: 200))
+        return Self.respond(response)
+    }
+
+    func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos, .barista, .dashboard])
+        guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
+        return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events))
+    }
+
+    func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos, .barista, .dashboard])
+        let query = request.uri.queryParameters
+        guard let storeID = query.get("store") else { throw APIError.invalidField(field: "store", reason: "is required") }
+        guard StoreID.isValid(storeID) else {
+            throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        var state: OrderState?
+        if let text = query.get("state") {
+            guard let parsed = OrderState(rawValue: text) else {
+                throw APIError.invalidField(field: "state", reason: "must be one of \(OrderState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            state = parsed
+        }
+        var limit = 50
+        if let text = query.get("limit") {
+            guard let parsed = Int(text), (1...OrderStore.maxPageSize).contains(parsed) else {
+                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to \(OrderStore.maxPageSize)")
+            }
+            limit = parsed
+        }
+        let page = try await store.orders(store: storeID, state: state, limit: limit, cursor: query.get("cursor"))
+        return try JSONResponse.make(.ok, OrderPageResponse(orders: page.orders.map { OrderResponse($0) }, nextCursor: page.nextCursor))
+    }
+
+    // MARK: - Helpers
+
+    static func render(status: Int) -> ResponseRenderer {
+        { order in (status, String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)) }
+    }
+
+    static func respond(_ response: CommandResponse) -> Response {
+        JSONResponse.make(
+            HTTPResponse.Status(code: response.status), raw: response.body,
+            headers: response.replayed ? [HTTPField.Name("Idempotent-Replayed")!: "true"] : [:])
+    }
+
+    static func orderID(_ context: CremaRequestContext) throws(APIError) -> UUID {
+        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
+            throw .invalidField(field: "id", reason: "must be an order id (a UUID)")
+        }
+        return id
+    }
+
+    static func idempotencyKey(_ request: Request) throws(APIError) -> String {
+        guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...255).contains(key.utf8.count),
+            key.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else { throw .missingIdempotencyKey }
+        return key
+    }
+}

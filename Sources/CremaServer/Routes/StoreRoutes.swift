@@ -1,0 +1,42 @@
+import CremaCore
+import CremaStore
+import Foundation
+import Hummingbird
+
+/// `PUT /v1/stores/{store}` and `GET /v1/stores/{store}/board`.
+struct StoreRoutes {
+    let store: OrderStore
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.put("/v1/stores/{store}") { request, context in try await self.put(request, context) }
+        router.get("/v1/stores/{store}/board") { request, context in try await self.board(request, context) }
+    }
+
+    func put(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos])
+        let id = try Self.storeID(context)
+        let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
+        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...120).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
+        }
+        let timezone = body.timezone ?? "UTC"
+        guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
+        }
+        let (saved, created) = try await store.putStore(id: id, name: name, timezone: timezone)
+        return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
+    }
+
+    func board(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos, .barista, .dashboard])
+        return try JSONResponse.make(.ok, BoardResponse(try await store.board(store: try Self.storeID(context))))
+    }
+
+    static func storeID(_ context: CremaRequestContext) throws(APIError) -> String {
+        guard let id = context.parameters.get("store"), StoreID.isValid(id) else {
+            throw .invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        return id
+    }
+}

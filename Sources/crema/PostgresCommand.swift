@@ -1,0 +1,43 @@
+import ArgumentParser
+import CremaPostgres
+import Foundation
+
+extension Crema {
+    /// `crema postgres`: manage a private PostgreSQL cluster (the one `serve` uses, or one for tests).
+    struct Postgres: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "postgres",
+            abstract: "Start, stop or inspect a private PostgreSQL cluster in a folder.",
+            subcommands: [Start.self, Stop.self, Status.self])
+
+        struct Options: ParsableArguments {
+            @Option(help: "The cluster's folder.") var dir: String = ".crema/postgres"
+            @Option(help: "The database to create and print.") var database: String = "crema"
+
+            var cluster: EmbeddedCluster {
+                EmbeddedCluster(directory: URL(fileURLWithPath: dir), database: database)
+            }
+        }
+
+        struct Start: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Create (if needed) and start the cluster; print its conninfo.")
+            @OptionGroup var options: Options
+            func run() async throws { print(try await options.cluster.start()) }
+        }
+
+        struct Stop: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Stop the cluster (fast shutdown).")
+            @OptionGroup var options: Options
+            func run() async throws { try await options.cluster.stop() }
+        }
+
+        struct Status: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Exit 0 and print the conninfo when running, exit 3 otherwise.")
+            @OptionGroup var options: Options
+            func run() async throws {
+                guard try await options.cluster.isRunning() else { throw ExitCode(3) }
+                print(options.cluster.conninfo)
+            }
+        }
+    }
+}

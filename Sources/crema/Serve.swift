@@ -1,0 +1,87 @@
+import ArgumentParser
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaStore
+import Foundation
+import Hummingbird
+import Logging
+
+extension Crema {
+    /// `crema serve`: the HTTP API, on the configured database or the embedded default.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the HTTP API (migrating the database first).",
+            discussion: """
+                With no CREMA_DATABASE_URL and no PG* variables, runs a private PostgreSQL cluster under \
+                .crema/postgres, seeds a demo store 'demo', generates an API key per role (kept in \
+                .crema/api-keys) and prints them. The cluster is stopped on SIGINT/SIGTERM.
+                """)
+
+        @Option(help: "Listen address (overrides CREMA_HTTP_HOST; default 127.0.0.1).") var host: String?
+        @Option(help: "Listen port (overrides CREMA_HTTP_PORT; default 8080; 0 picks a free port).") var port: Int?
+
+        func run() async throws {
+            var configuration = try Runtime.configuration()
+            if let host { configuration.host = host }
+            if let port { configuration.port = port }
+            let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
+            let (conninfo, cluster) = try await Runtime.database(configuration, logger: logger)
+
+            let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
+            let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
+            _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
+            let store = OrderStore(pool: pool)
+
+            var keys = configuration.apiKeys
+            if let cluster {
+                keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
+                _ = try await Self.seedDemoStore(store)
+                print("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
+                print("APNs: no Apple key configured; delivery to the built-in simulator arrives with the delivery feature.")
+            } else if keys.isEmpty {
+                throw RuntimeError(message: "CREMA_API_KEYS is not set: give role:key pairs, e.g. pos:…,barista:…,dashboard:…,app:…")
+            }
+            if cluster != nil || configuration.apiKeys.isEmpty == false {
+                print("API keys (Authorization: Bearer <key>):")
+                for role in Role.allCases { if let key = keys.key(for: role) { print("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
+            }
+
+            let app = CremaApplication.build(
+                .init(pool: pool, store: store, migrator: migrator, keys: keys), host: configuration.host,
+                port: configuration.port, logger: logger)
+            print("Crema is listening on http://\(configuration.host):\(configuration.port) (Ctrl-C to stop)")
+            do {
+                try await app.runService()
+            } catch {
+                try? await cluster?.stop()
+                throw error
+            }
+            if let cluster {
+                print("Stopping the private PostgreSQL cluster…")
+                try await cluster.stop()
+            }
+        }
+
+        /// Keys for the embedded default: the configured ones, else those saved in `.crema/api-keys`,
+        /// else new random ones (saved with mode 0600 so restarts keep them).
+        static func embeddedKeys(configured: APIKeys, directory: URL) throws -> APIKeys {
+            if !configured.isEmpty { return configured }
+            let file = directory.appendingPathComponent("api-keys")
+            if let saved = try? String(contentsOf: file, encoding: .utf8), let keys = try? APIKeys(parsing: saved), !keys.isEmpty {
+                return keys
+            }
+            let keys = APIKeys.generate()
+            try Data((keys.environmentValue + "\n").utf8).write(to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+            return keys
+        }
+
+        /// The demo store the README's walk-through uses.
+        static func seedDemoStore(_ store: OrderStore) async throws -> Bool {
+            if try await store.store(id: "demo") != nil { return false }
+            _ = try await store.putStore(id: "demo", name: "Demo Café", timezone: "UTC")
+            return true
+        }
+    }
+}
