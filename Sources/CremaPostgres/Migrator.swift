@@ -9,6 +9,11 @@ public struct Migrator: Sendable {
         public var applied: [Int]
         public var pending: [Int]
         public var isCurrent: Bool { pending.isEmpty }
+
+        public init(applied: [Int], pending: [Int]) {
+            self.applied = applied
+            self.pending = pending
+        }
     }
 
     public let migrations: [Migration]

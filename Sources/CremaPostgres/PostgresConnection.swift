@@ -51,7 +51,13 @@ public final class PostgresConnection: @unchecked Sendable {
     public func isUsable() async -> Bool {
         let result: Result<Bool, PostgresError> = await onQueue { handle in
             guard let handle else { return .success(false) }
-            _ = PQconsumeInput(handle)
+            // A terminated backend sends a FATAL message and then closes: keep reading while the socket is
+            // readable, so the end-of-file behind the message is seen too (it marks the connection bad).
+            var reads = 0
+            while reads < 4, PQstatus(handle) == CONNECTION_OK, Self.isReadable(PQsocket(handle)) {
+                if PQconsumeInput(handle) == 0 { break }
+                reads += 1
+            }
             return .success(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE)
         }
         return (try? result.get()) ?? false
@@ -187,6 +193,13 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             throw PostgresError(.server, sqlState: sqlState, detail: detail)
         }
+    }
+
+    /// Whether the socket has data (or end-of-file) waiting, without blocking.
+    private static func isReadable(_ socket: Int32) -> Bool {
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
     }
 
     private static func message(_ handle: OpaquePointer) -> String {

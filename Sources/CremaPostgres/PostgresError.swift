@@ -1,6 +1,6 @@
 /// A failure talking to PostgreSQL. `description` holds only the code and SQLSTATE, so it is safe to log;
 /// the server's own message (which may quote data) is in `debugDescription`.
-public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Stable, machine-readable kinds of failure.
     public enum Code: String, Sendable, Hashable {
         /// Could not connect, or the connection broke: the database is unreachable for now.

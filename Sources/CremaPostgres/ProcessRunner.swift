@@ -1,33 +1,63 @@
 import Foundation
 
-/// Runs a program to completion without blocking a thread: the exit is awaited through the
-/// termination handler, so callers on the cooperative pool never park on `waitUntilExit`.
-/// Output goes to a temporary file rather than a pipe: `pg_ctl start` leaves a postmaster running that
-/// inherits the child's descriptors, and a pipe would then never reach end-of-file.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs a program to completion without blocking the cooperative pool: `waitpid` runs on a thread of its
+/// own. Spawned with `posix_spawn`, closing every descriptor above stderr in the child: `pg_ctl start`
+/// leaves a postmaster running that inherits the child's descriptors, and Foundation's `Process` never
+/// notices the exit when a grandchild holds one of them. Output goes to a temporary file, not a pipe, for
+/// the same reason.
 enum ProcessRunner {
     struct Output: Sendable {
         var status: Int32
         var text: String
     }
 
+    struct SpawnFailed: Error, CustomStringConvertible {
+        var executable: String
+        var errno: Int32
+        var description: String { "could not start \(executable): \(String(cString: strerror(errno)))" }
+    }
+
     static func run(_ executable: String, _ arguments: [String]) async throws -> Output {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("crema-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        defer { try? handle.close() }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        for fd in openDescriptors() where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw SpawnFailed(executable: executable, errno: spawned) }
+
+        let child = pid
+        let status: Int32 = await withCheckedContinuation { continuation in
+            let waiter = Thread {
+                var raw: Int32 = 0
+                while waitpid(child, &raw, 0) == -1, errno == EINTR {}
+                // WIFEXITED / WEXITSTATUS, spelled out: the macros are not imported into Swift.
+                let exited = raw & 0x7f == 0
+                continuation.resume(returning: exited ? (raw >> 8) & 0xff : 128 + (raw & 0x7f))
+            }
+            waiter.start()
         }
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return Output(status: status, text: text)
+    }
+
+    /// This process's open descriptors (Linux), so the child can be spawned without any of them.
+    private static func openDescriptors() -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        // The listing itself used a descriptor that is closed again by now; fcntl filters it out.
+        return names.compactMap(Int32.init).filter { fcntl($0, F_GETFD) != -1 }
     }
 }
