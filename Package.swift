@@ -82,24 +82,33 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Test support: a fresh, migrated database per suite on the cluster scripts/test starts.
+        .target(
+            name: "CremaTestSupport",
+            dependencies: ["CremaPostgres", "CremaStore"],
+            path: "Tests/CremaTestSupport",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests (Swift Testing). Postgres-backed suites need CREMA_TEST_DATABASE_URL (scripts/test).
         .testTarget(name: "CremaCoreTests", dependencies: ["CremaCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CremaPostgresTests",
-            dependencies: ["CremaPostgres"],
+            dependencies: ["CremaPostgres", "CremaTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CremaStoreTests",
-            dependencies: ["CremaStore", "CremaCore", "CremaPostgres"],
+            dependencies: ["CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres",
+                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],

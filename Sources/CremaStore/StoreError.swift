@@ -2,7 +2,7 @@ public import CremaCore
 public import CremaPostgres
 
 /// Why a store operation failed; `code` is the stable API error code.
-public enum StoreError: Error, Sendable {
+public enum StoreError: Error, Sendable, Equatable {
     case unknownOrder
     case unknownStore(String)
     /// The Idempotency-Key was used before with another request.

@@ -1,0 +1,163 @@
+import CremaPostgres
+import CremaTestSupport
+import Foundation
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct PostgresConnectionTests {
+    @Test func everySupportedTypeRoundTripsThroughBoundParameters() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let id = UUID()
+            let at = Date(timeIntervalSince1970: 1_795_000_000.123456)
+            let json = PostgresJSON(text: #"{"a": [1, "ü"]}"#)
+            let text = "O'Brien — 抹茶ラテ ☕️ \"quoted\""
+            let row = try await db.pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT \(text)::text AS t, \(42)::int AS i, \(Int64.max)::bigint AS big, \(true)::bool AS b,
+                           \(at)::timestamptz AS ts, \(id)::uuid AS u, \(json)::jsonb AS j, \(String?.none)::text AS n,
+                           \(2.5)::float8 AS d
+                    """)[0]
+            }
+            #expect(try row.decode("t", as: String.self) == text)
+            #expect(try row.decode("i", as: Int.self) == 42)
+            #expect(try row.decode("big", as: Int64.self) == Int64.max)
+            #expect(try row.decode("b", as: Bool.self) == true)
+            #expect(try row.decode("ts", as: Date.self) == at)
+            #expect(try row.decode("u", as: UUID.self) == id)
+            #expect(try row.decode("j", as: PostgresJSON.self).decode([String: [JSONAny]].self)["a"]?.count == 2)
+            #expect(try row.decode("n", as: String?.self) == nil)
+            #expect(try row.decode("d", as: Double.self) == 2.5)
+        }
+    }
+
+    @Test func anInjectionAttemptStaysAValue() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let hostile = "x'); DROP TABLE pg_class; --"
+            let rows = try await db.pool.withConnection { try await $0.query("SELECT \(hostile) AS v, 1 AS one") }
+            #expect(try rows[0].decode("v", as: String.self) == hostile)
+        }
+    }
+
+    @Test func aServerErrorCarriesItsSQLStateButNotTheValueInItsDescription() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let error = try await #require(throws: PostgresError.self) {
+                try await db.pool.withConnection { connection in
+                    try await connection.simpleQuery("CREATE TABLE t (k text PRIMARY KEY)")
+                    try await connection.query("INSERT INTO t VALUES (\("secret-token-123"))")
+                    try await connection.query("INSERT INTO t VALUES (\("secret-token-123"))")
+                }
+            }
+            #expect(error.code == .server)
+            #expect(error.sqlState == PostgresError.SQLState.uniqueViolation)
+            #expect(!error.description.contains("secret-token-123"))
+            #expect(String(reflecting: error).contains("duplicate key"))
+        }
+    }
+
+    @Test func decodingTheWrongTypeIsADecodingError() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let row = try await db.pool.withConnection { try await $0.query("SELECT 'abc' AS v, NULL::int AS n")[0] }
+            #expect(throws: PostgresError.self) { try row.decode("v", as: Int.self) }
+            #expect(throws: PostgresError.self) { try row.decode("n", as: Int.self) }
+            #expect(throws: PostgresError.self) { try row.decode("missing", as: String.self) }
+        }
+    }
+
+    @Test func aTransactionThatThrowsLeavesNothingBehind() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int)") }
+            struct Abort: Error {}
+            await #expect(throws: Abort.self) {
+                try await db.pool.withTransaction { connection in
+                    try await connection.query("INSERT INTO t VALUES (\(1))")
+                    throw Abort()
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM t", as: Int.self) == 0)
+            _ = try await db.pool.withTransaction { try await $0.query("INSERT INTO t VALUES (\(2))") }
+            #expect(try await db.scalar("SELECT count(*) FROM t", as: Int.self) == 1)
+        }
+    }
+
+    @Test(arguments: [PostgresIsolation.readCommitted, .repeatableRead, .serializable])
+    func aTransactionRunsAtTheRequestedIsolationLevel(_ isolation: PostgresIsolation) async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let level = try await db.pool.withTransaction(isolation: isolation) { connection in
+                try await connection.query("SHOW transaction_isolation")[0].decode(at: 0, as: String.self)
+            }
+            #expect(level.uppercased() == isolation.rawValue)
+        }
+    }
+
+    @Test func cancellingTheTaskCancelsTheRunningStatement() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let sleeper = Task { try await db.pool.withConnection { try await $0.query("SELECT pg_sleep(60)") } }
+            // Wait until the statement is running on the server, then cancel the task.
+            while try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'", as: Int.self) == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            sleeper.cancel()
+            let error = await #expect(throws: PostgresError.self) { try await sleeper.value }
+            #expect(error?.code == .canceled)
+            #expect(error?.sqlState == PostgresError.SQLState.queryCanceled)
+            // The connection is usable again afterwards.
+            #expect(try await db.scalar("SELECT 7", as: Int.self) == 7)
+        }
+    }
+
+    @Test func aPoolAtCapacityGivesUpAfterTheAcquireTimeout() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1, acquireTimeout: .milliseconds(200)))
+            let (held, release) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await pool.withConnection { _ in for await _ in held {} }
+            }
+            while await pool.usage.leased == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try await $0.query("SELECT 1") }
+            }
+            #expect(error?.code == .acquireTimeout)
+            #expect(error?.isUnavailable == true)
+            release.finish()
+            try await holder.value
+            #expect(try await pool.withConnection { try await $0.query("SELECT 1 AS one")[0].decode("one", as: Int.self) } == 1)
+            await pool.close()
+        }
+    }
+
+    @Test func aConnectionKilledByTheServerIsRepairedOnTheNextLease() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let pid = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
+            _ = try await db.pool.withConnection { try await $0.query("SELECT pg_terminate_backend(\(pid))") }
+            try await Task.sleep(for: .milliseconds(100))
+            let newPID = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
+            #expect(newPID != pid)
+            await pool.close()
+        }
+    }
+
+    @Test func anUnreachableServerIsAConnectionFailureThatCountsAsUnavailable() async throws {
+        let error = await #expect(throws: PostgresError.self) {
+            try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=none")
+        }
+        #expect(error?.code == .connectionFailed)
+        #expect(error?.isUnavailable == true)
+    }
+
+    @Test func aURIConninfoIsAccepted() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            // The test cluster listens on a socket directory; a URI can name it with the host parameter.
+            let host = try #require(db.conninfo.split(separator: " ").first { $0.hasPrefix("host=") }).dropFirst(5)
+            let uri = "postgresql:///\(db.name)?host=\(host)&user=crema&port=5432"
+            let connection = try await PostgresConnection.connect(uri)
+            #expect(try await connection.query("SELECT current_database() AS d")[0].decode("d", as: String.self) == db.name)
+            await connection.close()
+        }
+    }
+}
+
+/// Any JSON value, for checking decoded JSON shapes in tests.
+struct JSONAny: Decodable {
+    init(from decoder: any Decoder) throws {}
+}

@@ -1,0 +1,89 @@
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaStore
+import CremaTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+
+/// Runs the real application (`CremaApplication.build`) against a fresh test database and gives tests a
+/// small client that speaks the API's JSON with a key per role.
+struct APIHarness {
+    static let keys: [Role: String] = [
+        .pos: "pos-test-key-0000000001", .barista: "barista-test-key-00001", .dashboard: "dashboard-test-key-0001",
+        .app: "app-test-key-0000000001",
+    ]
+    static var apiKeys: APIKeys { APIKeys(keys.map { ($0.key, $0.value) }) }
+
+    static func dependencies(pool: PostgresPool) throws -> CremaApplication.Dependencies {
+        .init(
+            pool: pool, store: OrderStore(pool: pool), migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
+    }
+
+    /// Runs `body` with a client of an application on a fresh database.
+    static func run(_ label: String = #function, _ body: @escaping @Sendable (APIClient, TestDatabase) async throws -> Void) async throws {
+        try await TestDatabase.with(label) { db in
+            let app = CremaApplication.build(try dependencies(pool: db.pool), host: "127.0.0.1", port: 0, logger: .init(label: "test"))
+            try await app.test(.router) { client in try await body(APIClient(client: client), db) }
+        }
+    }
+}
+
+/// A response with its body decoded as JSON.
+struct APIResponse {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var text: String
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    var errorDetails: [String: Any] { ((json["error"] as? [String: Any])?["details"] as? [String: Any]) ?? [:] }
+}
+
+struct APIClient: Sendable {
+    let client: any TestClientProtocol
+
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, as role: Role? = nil, key: String? = nil, idempotencyKey: String? = nil,
+        body: String? = nil, rawKey: String? = nil
+    ) async throws -> APIResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let rawKey {
+            headers[.authorization] = rawKey
+        } else if let role {
+            headers[.authorization] = "Bearer \(APIHarness.keys[role]!)"
+        }
+        if let idempotencyKey { headers[HTTPField.Name("Idempotency-Key")!] = idempotencyKey }
+        let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+    }
+
+    /// POST with a fresh idempotency key unless one is given.
+    func post(_ uri: String, as role: Role, key: String = UUID().uuidString, _ body: String) async throws -> APIResponse {
+        try await send(.post, uri, as: role, idempotencyKey: key, body: body)
+    }
+
+    func createStore(_ id: String = "market-st") async throws {
+        _ = try await send(.put, "/v1/stores/\(id)", as: .pos, body: #"{"name":"Market St","timezone":"America/Los_Angeles"}"#)
+    }
+
+    /// Places an order and returns its id.
+    func placeOrder(store: String = "market-st", key: String = UUID().uuidString) async throws -> String {
+        let response = try await post("/v1/orders", as: .pos, key: key, Self.orderBody(store: store))
+        guard let id = response.json["id"] as? String else { throw HarnessError.unexpected(response.text) }
+        return id
+    }
+
+    static func orderBody(store: String = "market-st", eta: Date = Date().addingTimeInterval(300)) -> String {
+        """
+        {"store_id":"\(store)","pos_ref":"T-1001","customer_ref":"c-9","display_name":"Ana","locale":"es",
+         "items":[{"name":"Oat latte","size":"grande","quantity":1,"modifiers":["extra shot"]}],
+         "eta":"\(eta.formatted(.iso8601))"}
+        """
+    }
+
+    enum HarnessError: Error { case unexpected(String) }
+}

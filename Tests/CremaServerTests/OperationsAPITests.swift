@@ -1,0 +1,48 @@
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct OperationsAPITests {
+    @Test func readinessReportsTheMigrations() async throws {
+        try await APIHarness.run { api, _ in
+            let ready = try await api.send(.get, "/health/ready")
+            #expect(ready.status == .ok)
+            #expect(ready.json["status"] as? String == "ready")
+            #expect((ready.json["migrations"] as? [String: Any])?["pending"] as? [Int] == [])
+        }
+    }
+
+    @Test func metricsCountRequestsByRouteTemplateAndStatus() async throws {
+        try await APIHarness.run { api, _ in
+            try await api.createStore()
+            _ = try await api.placeOrder()
+            _ = try await api.send(.get, "/v1/orders/\(UUID().uuidString)", as: .pos)
+            let metrics = try await api.send(.get, "/metrics")
+            #expect(metrics.status == .ok)
+            #expect(metrics.text.contains(#"crema_http_requests_total{route="/v1/orders",method="POST",status="201"} 1"#))
+            #expect(metrics.text.contains(#"crema_http_requests_total{route="/v1/orders/{id}",method="GET",status="404"} 1"#))
+            #expect(metrics.text.contains("crema_http_request_duration_seconds_bucket"))
+            #expect(metrics.text.contains(#"crema_db_pool_connections{state="max"}"#))
+        }
+    }
+
+    @Test func theOpenAPIDocumentIsServed() async throws {
+        try await APIHarness.run { api, _ in
+            let document = try await api.send(.get, "/openapi.yaml")
+            #expect(document.status == .ok)
+            #expect(document.headers[.contentType]?.hasPrefix("application/yaml") == true)
+            #expect(document.text.hasPrefix("openapi: 3.1") || document.text.contains("\nopenapi: 3.1"))
+        }
+    }
+
+    @Test func noKeyAppearsInTheLogs() async throws {
+        // Keys are compared, never logged: the API's description of its keys shows roles and counts only.
+        let description = APIHarness.apiKeys.description
+        for key in APIHarness.keys.values { #expect(!description.contains(key)) }
+        #expect(description.contains("pos: 1"))
+    }
+}

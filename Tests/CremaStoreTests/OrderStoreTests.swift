@@ -1,0 +1,223 @@
+import CremaCore
+import CremaPostgres
+import CremaStore
+import CremaTestSupport
+import Foundation
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct OrderStoreTests {
+    @Test func anOrderWalkedThroughItsLifeHasOneEventPerVersion() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let placed = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+            let id = try StoreFixtures.orderID(placed)
+            let events: [(OrderEvent, Role)] = [(.started(barista: "Sam"), .barista), (.ready(pickupPoint: "counter"), .barista), (.pickedUp, .pos)]
+            for (event, role) in events {
+                _ = try await store.apply(
+                    event, to: id, expectedVersion: nil, role: role,
+                    request: StoreFixtures.request(path: "events", scope: role.rawValue), render: StoreFixtures.render)
+            }
+            let detail = try #require(try await store.order(id: id))
+            #expect(detail.order.state == .pickedUp)
+            #expect(detail.order.version == 4)
+            #expect(detail.order.pickupPoint == "counter")
+            #expect(detail.events.map(\.type) == [.placed, .started, .ready, .pickedUp])
+            #expect(detail.events.map(\.version) == [1, 2, 3, 4])
+            #expect(detail.events[1].data == ["barista": "Sam"])
+            #expect(detail.events[3].role == .pos)
+        }
+    }
+
+    @Test func ordersAreNumberedPerStore() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            _ = try await store.putStore(id: "pier-39", name: "Pier 39", timezone: "UTC")
+            var numbers: [Int] = []
+            for storeID in ["market-st", "market-st", "pier-39"] {
+                let response = try await store.place(
+                    StoreFixtures.placement(store: storeID), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+                numbers.append(try #require(try await store.order(id: StoreFixtures.orderID(response))).order.number)
+            }
+            #expect(numbers == [1, 2, 1])
+        }
+    }
+
+    @Test func aReplayedPlacementReturnsTheFirstAnswerAndWritesNothing() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let request = StoreFixtures.request("key-1", body: #"{"a":1}"#)
+            let first = try await store.place(StoreFixtures.placement(), role: .pos, request: request, render: StoreFixtures.render)
+            let second = try await store.place(StoreFixtures.placement(), role: .pos, request: request, render: StoreFixtures.render)
+            #expect(!first.replayed)
+            #expect(second.replayed)
+            #expect(second.body == first.body)
+            #expect(second.status == first.status)
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM order_events", as: Int.self) == 1)
+        }
+    }
+
+    @Test func aReplayedEventIsNotCheckedAgainstTheNewStateAndAppendsNoRow() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let id = try StoreFixtures.orderID(
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render))
+            let request = StoreFixtures.request("start-1", path: "events", scope: "barista")
+            let first = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: request, render: StoreFixtures.render)
+            // Applied again, `started` would be an invalid transition and a version conflict; the replay answers instead.
+            let again = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: request, render: StoreFixtures.render)
+            #expect(again.replayed)
+            #expect(again.body == first.body)
+            #expect(try await db.scalar("SELECT count(*) FROM order_events WHERE order_id = \(id)", as: Int.self) == 2)
+        }
+    }
+
+    @Test func theSameKeyWithAnotherBodyIsAMismatchAndChangesNothing() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("k", body: #"{"a":1}"#), render: StoreFixtures.render)
+            await #expect(throws: StoreError.idempotencyMismatch) {
+                try await store.place(
+                    StoreFixtures.placement(posRef: "T-2"), role: .pos, request: StoreFixtures.request("k", body: #"{"a":2}"#),
+                    render: StoreFixtures.render)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 1)
+        }
+    }
+
+    @Test func keysAreScopedToTheCallersRole() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let id = try StoreFixtures.orderID(
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("shared"), render: StoreFixtures.render))
+            let response = try await store.apply(
+                .started(barista: "Sam"), to: id, expectedVersion: nil, role: .barista,
+                request: StoreFixtures.request("shared", path: "events", scope: "barista"), render: StoreFixtures.render)
+            #expect(!response.replayed)
+        }
+    }
+
+    @Test func anExpiredKeyIsClaimedAfresh() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("old", body: "1"), render: StoreFixtures.render)
+            _ = try await db.pool.withConnection {
+                try await $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+            }
+            let response = try await store.place(
+                StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("old", body: "2"), render: StoreFixtures.render)
+            #expect(!response.replayed)
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 2)
+        }
+    }
+
+    @Test func aRefusedCommandWritesNothingNotEvenItsKey() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let id = try StoreFixtures.orderID(
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render))
+            await #expect(throws: StoreError.rejected(.invalidTransition(from: .queued, event: .pickedUp, allowed: [.started, .delayed, .ready, .canceled]))) {
+                try await store.apply(.pickedUp, to: id, expectedVersion: nil, role: .pos, request: StoreFixtures.request("bad"), render: StoreFixtures.render)
+            }
+            await #expect(throws: StoreError.rejected(.versionConflict(expected: 7, actual: 1, state: .queued))) {
+                try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 7, role: .barista, request: StoreFixtures.request(), render: StoreFixtures.render)
+            }
+            await #expect(throws: StoreError.unknownStore("nowhere")) {
+                try await store.place(StoreFixtures.placement(store: "nowhere"), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+            }
+            await #expect(throws: StoreError.unknownOrder) {
+                try await store.apply(.pickedUp, to: UUID(), expectedVersion: nil, role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM order_events", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM idempotency_keys", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT version FROM orders", as: Int.self) == 1)
+            // A refused key stays free: the corrected retry with the same key goes through.
+            let retry = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request("bad"), render: StoreFixtures.render)
+            #expect(!retry.replayed)
+        }
+    }
+
+    @Test func aFailureAfterTheStateChangeRollsBackEverything() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            struct RenderFailed: Error {}
+            await #expect(throws: StoreError.self) {
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()) { _ in throw RenderFailed() }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 0)
+            #expect(try await db.scalar("SELECT next_order_number FROM stores", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM idempotency_keys", as: Int.self) == 0)
+        }
+    }
+
+    @Test func twoConcurrentCommandsOnTheSameVersionApplyExactlyOnce() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let id = try StoreFixtures.orderID(
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render))
+            async let ready = outcome { try await store.apply(.ready(pickupPoint: nil), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request(scope: "barista"), render: StoreFixtures.render) }
+            async let cancel = outcome { try await store.apply(.canceled(reason: "left"), to: id, expectedVersion: 1, role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render) }
+            let outcomes = [await ready, await cancel]
+            #expect(outcomes.filter { (try? $0.get()) != nil }.count == 1)
+            let failure = try #require(outcomes.compactMap { result -> StoreError? in
+                if case .failure(let error) = result { return error as? StoreError }
+                return nil
+            }.first)
+            guard case .rejected(.versionConflict(expected: 1, actual: 2, _)) = failure else {
+                Issue.record("expected a version conflict, got \(failure)")
+                return
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM order_events WHERE order_id = \(id)", as: Int.self) == 2)
+        }
+    }
+
+    @Test func concurrentRetriesWithOneKeyPlaceOneOrder() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let request = StoreFixtures.request("burst", body: #"{"x":1}"#)
+            let responses = try await withThrowingTaskGroup(of: CommandResponse.self) { group in
+                for _ in 0..<8 { group.addTask { try await store.place(StoreFixtures.placement(), role: .pos, request: request, render: StoreFixtures.render) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(responses.map(\.body)).count == 1)
+            #expect(responses.filter { !$0.replayed }.count == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 1)
+        }
+    }
+
+    @Test func theEventLogRefusesUpdatesAndDeletes() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+            for statement in ["UPDATE order_events SET event_type = 'ready'", "DELETE FROM order_events"] {
+                let error = await #expect(throws: PostgresError.self) {
+                    try await db.pool.withConnection { try await $0.simpleQuery(statement) }
+                }
+                #expect(error?.sqlState == "23001")
+            }
+        }
+    }
+
+    @Test func anUnknownTimezoneIsRefused() async throws {
+        try await TestDatabase.with { db in
+            await #expect(throws: StoreError.invalidTimezone("Mars/Olympus")) {
+                try await OrderStore(pool: db.pool).putStore(id: "x", name: "X", timezone: "Mars/Olympus")
+            }
+        }
+    }
+
+    @Test func puttingAStoreTwiceRenamesIt() async throws {
+        try await TestDatabase.with { db in
+            let store = OrderStore(pool: db.pool)
+            let first = try await store.putStore(id: "x", name: "Old", timezone: "UTC")
+            let second = try await store.putStore(id: "x", name: "New", timezone: "Asia/Tokyo")
+            #expect(first.created && !second.created)
+            #expect(second.store.name == "New" && second.store.timezone == "Asia/Tokyo")
+            #expect(second.store.createdAt == first.store.createdAt)
+        }
+    }
+
+    private func outcome(_ body: () async throws -> CommandResponse) async -> Result<CommandResponse, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+}

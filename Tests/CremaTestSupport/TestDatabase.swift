@@ -1,0 +1,76 @@
+public import CremaPostgres
+import CremaStore
+import Foundation
+
+/// A private, migrated database for one suite or test, created on the cluster that `scripts/test`
+/// starts (`CREMA_TEST_DATABASE_URL`, a key=value conninfo). Without that variable the suite fails with
+/// a message saying how to run it: Postgres-backed tests never skip silently.
+public struct TestDatabase: Sendable {
+    public let name: String
+    public let conninfo: String
+    public let pool: PostgresPool
+
+    public enum Failure: Error, CustomStringConvertible {
+        case noServer
+        public var description: String {
+            "CREMA_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a private PostgreSQL cluster"
+        }
+    }
+
+    /// The admin conninfo of the test cluster.
+    public static func serverConninfo() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["CREMA_TEST_DATABASE_URL"], !url.isEmpty else { throw Failure.noServer }
+        return url
+    }
+
+    /// Creates a database named after the caller (plus a random suffix), applies Crema's migrations
+    /// unless `migrated` is false, and returns it with a small pool.
+    public static func create(_ label: String = #function, migrated: Bool = true, poolSize: Int = 4) async throws -> TestDatabase {
+        let server = try serverConninfo()
+        let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
+        let name = "t_\(slug)_\(UUID().uuidString.prefix(8).lowercased())"
+        let admin = try await PostgresConnection.connect(server)
+        try await admin.simpleQuery("CREATE DATABASE \(name)")
+        await admin.close()
+        let conninfo = "\(server) dbname=\(name)"
+        let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: poolSize, acquireTimeout: .seconds(10)))
+        if migrated {
+            let migrator = Migrator(migrations: try CremaMigrations.all())
+            _ = try await pool.withConnection { try await migrator.migrate(on: $0) }
+        }
+        return TestDatabase(name: name, conninfo: conninfo, pool: pool)
+    }
+
+    /// Closes the pool and drops the database.
+    public func drop() async {
+        await pool.close()
+        guard let server = try? Self.serverConninfo(), let admin = try? await PostgresConnection.connect(server) else { return }
+        try? await admin.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        await admin.close()
+    }
+
+    /// Runs `body` with a fresh database and drops it afterwards, whether `body` throws or not.
+    @discardableResult
+    public static func with<T: Sendable>(
+        _ label: String = #function, migrated: Bool = true, _ body: (TestDatabase) async throws -> T
+    ) async throws -> T {
+        let database = try await create(label, migrated: migrated)
+        do {
+            let value = try await body(database)
+            await database.drop()
+            return value
+        } catch {
+            await database.drop()
+            throw error
+        }
+    }
+
+    /// A single value from a query, for assertions on what the database holds.
+    public func scalar<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type = T.self) async throws -> T {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(query)
+            guard let row = rows.first else { throw PostgresError(.decoding, detail: "no rows") }
+            return try row.decode(at: 0, as: T.self)
+        }
+    }
+}
