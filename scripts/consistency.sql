@@ -1,0 +1,27 @@
+-- Invariants every committed state of Crema's database satisfies. Each query counts violations; the
+-- scripts that run this file (fuzz-api, the kill -9 drill) fail unless every count is 0.
+\pset footer off
+SELECT 'orders whose version is not their event count' AS invariant, count(*) AS violations
+FROM orders o
+WHERE o.version <> (SELECT count(*) FROM order_events e WHERE e.store_id = o.store_id AND e.order_id = o.order_id)
+UNION ALL
+SELECT 'orders without a placed event at version 1', count(*)
+FROM orders o
+WHERE NOT EXISTS (SELECT 1 FROM order_events e
+                  WHERE e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = 1 AND e.event_type = 'placed')
+UNION ALL
+SELECT 'orders whose state is not what their last event leads to', count(*)
+FROM orders o
+JOIN order_events e ON e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = o.version
+WHERE NOT (
+       (e.event_type = 'placed' AND o.state = 'queued')
+    OR (e.event_type = 'started' AND o.state = 'preparing')
+    OR (e.event_type = 'delayed' AND o.state IN ('queued', 'preparing'))
+    OR (e.event_type = 'ready' AND o.state = 'ready')
+    OR (e.event_type = 'picked_up' AND o.state = 'picked_up')
+    OR (e.event_type = 'canceled' AND o.state = 'canceled'))
+UNION ALL
+SELECT 'idempotency keys without a stored answer', count(*) FROM idempotency_keys WHERE response_status = 0
+UNION ALL
+SELECT 'stores whose next number is not past their orders', count(*)
+FROM stores s WHERE s.next_order_number <= (SELECT coalesce(max(number), 0) FROM orders o WHERE o.store_id = s.store_id);
