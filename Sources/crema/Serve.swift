@@ -42,8 +42,9 @@ extension Crema {
             } else if keys.isEmpty {
                 throw RuntimeError(message: "CREMA_API_KEYS is not set: give role:key pairs, e.g. pos:…,barista:…,dashboard:…,app:…")
             }
-            if cluster != nil || configuration.apiKeys.isEmpty == false {
-                print("API keys (Authorization: Bearer <key>):")
+            // Only keys Crema generated itself are printed; configured keys are secrets and never echoed.
+            if cluster != nil, configuration.apiKeys.isEmpty {
+                print("API keys (Authorization: Bearer <key>; saved in \(configuration.embeddedDirectory.path)/api-keys):")
                 for role in Role.allCases { if let key = keys.key(for: role) { print("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
             }
 
