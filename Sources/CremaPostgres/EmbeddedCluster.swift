@@ -28,8 +28,9 @@ public struct EmbeddedCluster: Sendable {
     private var logFile: URL { directory.appendingPathComponent("postgres.log") }
 
     /// Creates the cluster if needed, starts it unless it is already running, and creates the database.
-    /// Returns the conninfo.
-    public func start() async throws -> String {
+    /// Returns the conninfo, and whether this call started the server (so only that caller stops it).
+    @discardableResult
+    public func start() async throws -> (conninfo: String, startedHere: Bool) {
         let tools = try PostgresTools.locate()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if isRoot { try await prepareForPostgresUser() }
@@ -39,14 +40,17 @@ public struct EmbeddedCluster: Sendable {
                 tools.initdb,
                 ["-D", dataDirectory.path, "-U", user, "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions"])
         }
+        let startedHere: Bool
         if try await isRunning(tools) {
             logger.info("reusing the running private PostgreSQL cluster", metadata: ["path": "\(directory.path)"])
+            startedHere = false
         } else {
+            startedHere = true
             let options = "-c listen_addresses='' -k \(directory.path) -p \(port) -c max_connections=200 -c fsync=on"
             try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
         }
         try await createDatabaseIfMissing()
-        return conninfo
+        return (conninfo, startedHere)
     }
 
     /// Stops the cluster (fast shutdown: open sessions are ended, committed data is safe).
@@ -64,17 +68,21 @@ public struct EmbeddedCluster: Sendable {
     }
 
     private func createDatabaseIfMissing() async throws {
+        // CREATE DATABASE takes no parameters; the name must be a plain identifier.
+        guard database.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            throw EmbeddedClusterError.badDatabaseName(database)
+        }
         let admin = try await PostgresConnection.connect(
             "host=\(directory.path) port=\(port) user=\(user) dbname=postgres", logger: logger)
-        defer { Task { await admin.close() } }
-        let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)")
-        if exists.isEmpty {
-            // CREATE DATABASE takes no parameters; the name is validated to be a plain identifier first.
-            guard database.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                throw EmbeddedClusterError.badDatabaseName(database)
+        do {
+            if try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)").isEmpty {
+                try await admin.simpleQuery("CREATE DATABASE \(database)")
             }
-            try await admin.simpleQuery("CREATE DATABASE \(database)")
+        } catch {
+            await admin.close()
+            throw error
         }
+        await admin.close()
     }
 
     // MARK: - Running as the cluster's owner

@@ -141,7 +141,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Fixes the session settings that text decoding relies on.
     private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
         do throws(PostgresError) {
-            try executeSimple("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3", on: handle)
+            try executeSimple(
+                "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning",
+                on: handle)
             return nil
         } catch {
             return error

@@ -38,14 +38,17 @@ public enum CremaApplication {
         return router
     }
 
-    /// The HTTP application plus the services that live as long as it does.
+    /// The HTTP application plus the services that live as long as it does. `onListening` gets the bound
+    /// port once the server accepts connections (the real one when `port` is 0).
     public static func build(
-        _ dependencies: Dependencies, host: String, port: Int, logger: Logger
+        _ dependencies: Dependencies, host: String, port: Int, logger: Logger,
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
             router: router(dependencies),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
             services: [IdempotencyJanitor(pool: dependencies.pool, logger: logger), PoolCloser(pool: dependencies.pool)],
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
             logger: logger)
     }
 }

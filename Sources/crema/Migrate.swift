@@ -14,23 +14,25 @@ extension Crema {
         func run() async throws {
             let configuration = try Runtime.configuration()
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
-            let (conninfo, _) = try await Runtime.database(configuration, logger: logger)
-            let connection = try await PostgresConnection.connect(conninfo, logger: logger)
+            let database = try await Runtime.database(configuration, logger: logger)
+            let connection = try await PostgresConnection.connect(database.conninfo, logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             do {
                 if status {
                     let state = try await migrator.status(on: connection)
-                    print("applied: \(state.applied.map(String.init).joined(separator: " "))")
-                    print("pending: \(state.pending.isEmpty ? "none" : state.pending.map(String.init).joined(separator: " "))")
+                    say("applied: \(state.applied.map(String.init).joined(separator: " "))")
+                    say("pending: \(state.pending.isEmpty ? "none" : state.pending.map(String.init).joined(separator: " "))")
                 } else {
                     let applied = try await migrator.migrate(on: connection)
-                    print(applied.isEmpty ? "The database is up to date." : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")
+                    say(applied.isEmpty ? "The database is up to date." : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")
                 }
             } catch let error as MigrationError {
                 await connection.close()
+                try? await database.stopClusterIfStartedHere()
                 throw RuntimeError(message: "\(error.code): \(error)")
             }
             await connection.close()
+            try await database.stopClusterIfStartedHere()
         }
     }
 }

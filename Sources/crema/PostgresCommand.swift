@@ -22,7 +22,7 @@ extension Crema {
         struct Start: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Create (if needed) and start the cluster; print its conninfo.")
             @OptionGroup var options: Options
-            func run() async throws { print(try await options.cluster.start()) }
+            func run() async throws { say(try await options.cluster.start().conninfo) }
         }
 
         struct Stop: AsyncParsableCommand {
@@ -36,7 +36,7 @@ extension Crema {
             @OptionGroup var options: Options
             func run() async throws {
                 guard try await options.cluster.isRunning() else { throw ExitCode(3) }
-                print(options.cluster.conninfo)
+                say(options.cluster.conninfo)
             }
         }
     }

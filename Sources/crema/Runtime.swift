@@ -23,15 +23,30 @@ enum Runtime {
         return Logger(label: "crema")
     }
 
-    /// The database to use: the configured one, or the embedded cluster (started if needed). The second
-    /// value is the cluster when Crema runs it, so the caller can stop it on shutdown.
-    static func database(_ configuration: CremaConfiguration, logger: Logger) async throws -> (conninfo: String, cluster: EmbeddedCluster?) {
+    /// The database to use: the configured one, or the embedded cluster (started if needed).
+    static func database(_ configuration: CremaConfiguration, logger: Logger) async throws -> DatabaseChoice {
         switch configuration.database {
         case .conninfo(let conninfo):
-            return (conninfo, nil)
+            return DatabaseChoice(conninfo: conninfo, cluster: nil, startedCluster: false)
         case .embedded:
             let cluster = EmbeddedCluster(directory: configuration.embeddedDirectory.appendingPathComponent("postgres"), logger: logger)
-            return (try await cluster.start(), cluster)
+            let (conninfo, started) = try await cluster.start()
+            return DatabaseChoice(conninfo: conninfo, cluster: cluster, startedCluster: started)
+        }
+    }
+}
+
+/// Which database a command uses, and whether it started the embedded cluster (then it stops it too;
+/// a cluster another process started keeps running for that process).
+struct DatabaseChoice {
+    var conninfo: String
+    var cluster: EmbeddedCluster?
+    var startedCluster: Bool
+
+    func stopClusterIfStartedHere() async throws {
+        if startedCluster, let cluster {
+            say("Stopping the private PostgreSQL cluster…")
+            try await cluster.stop()
         }
     }
 }
@@ -40,4 +55,10 @@ enum Runtime {
 struct RuntimeError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+/// Writes a line to standard output at once: `print` is block-buffered when stdout is a file or pipe, and
+/// start-up lines (keys, URL) must reach a log before the server runs for hours.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -26,7 +26,9 @@ extension Crema {
             if let host { configuration.host = host }
             if let port { configuration.port = port }
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
-            let (conninfo, cluster) = try await Runtime.database(configuration, logger: logger)
+            let database = try await Runtime.database(configuration, logger: logger)
+            let cluster = database.cluster
+            let conninfo = database.conninfo
 
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
@@ -37,31 +39,29 @@ extension Crema {
             if let cluster {
                 keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
                 _ = try await Self.seedDemoStore(store)
-                print("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
-                print("APNs: no Apple key configured; delivery to the built-in simulator arrives with the delivery feature.")
+                say("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
+                say("APNs: no Apple key configured; delivery to the built-in simulator arrives with the delivery feature.")
             } else if keys.isEmpty {
                 throw RuntimeError(message: "CREMA_API_KEYS is not set: give role:key pairs, e.g. pos:…,barista:…,dashboard:…,app:…")
             }
             // Only keys Crema generated itself are printed; configured keys are secrets and never echoed.
             if cluster != nil, configuration.apiKeys.isEmpty {
-                print("API keys (Authorization: Bearer <key>; saved in \(configuration.embeddedDirectory.path)/api-keys):")
-                for role in Role.allCases { if let key = keys.key(for: role) { print("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
+                say("API keys (Authorization: Bearer <key>; saved in \(configuration.embeddedDirectory.path)/api-keys):")
+                for role in Role.allCases { if let key = keys.key(for: role) { say("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
             }
 
+            let host = configuration.host
             let app = CremaApplication.build(
-                .init(pool: pool, store: store, migrator: migrator, keys: keys), host: configuration.host,
-                port: configuration.port, logger: logger)
-            print("Crema is listening on http://\(configuration.host):\(configuration.port) (Ctrl-C to stop)")
+                .init(pool: pool, store: store, migrator: migrator, keys: keys), host: host, port: configuration.port,
+                logger: logger
+            ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()
             } catch {
-                try? await cluster?.stop()
+                try? await database.stopClusterIfStartedHere()
                 throw error
             }
-            if let cluster {
-                print("Stopping the private PostgreSQL cluster…")
-                try await cluster.stop()
-            }
+            try await database.stopClusterIfStartedHere()
         }
 
         /// Keys for the embedded default: the configured ones, else those saved in `.crema/api-keys`,

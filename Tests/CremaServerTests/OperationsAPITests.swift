@@ -46,3 +46,23 @@ import Testing
         #expect(description.contains("pos: 1"))
     }
 }
+
+@Suite struct APIKeysTests {
+    @Test func theSavedKeyFileParsesBackIncludingItsTrailingNewline() throws {
+        let keys = APIKeys.generate()
+        let parsed = try APIKeys(parsing: keys.environmentValue + "\n")
+        for role in Role.allCases { #expect(parsed.key(for: role) == keys.key(for: role)) }
+    }
+
+    @Test(arguments: ["pos", "chef:0123456789abcdef", "pos:short", "pos:has space inside!!"])
+    func malformedKeyListsAreRefused(_ text: String) {
+        #expect(throws: ConfigurationError.self) { try APIKeys(parsing: text) }
+    }
+
+    @Test func aPresentedKeyMapsToItsRole() throws {
+        let keys = try APIKeys(parsing: "pos:0123456789abcdef,barista:fedcba9876543210")
+        #expect(keys.role(for: "fedcba9876543210") == .barista)
+        #expect(keys.role(for: "0123456789abcdeX") == nil)
+        #expect(keys.role(for: "") == nil)
+    }
+}

@@ -14,7 +14,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
 
     /// Parses `role:key` pairs separated by commas, as in `CREMA_API_KEYS`.
     public init(parsing text: String) throws(ConfigurationError) {
-        for pair in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !pair.isEmpty {
+        for pair in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !pair.isEmpty {
             guard let colon = pair.firstIndex(of: ":") else { throw .badAPIKeys("an entry has no ':'") }
             let roleName = String(pair[..<colon])
             guard let role = Role(rawValue: roleName) else {
