@@ -89,6 +89,9 @@ import Testing
             #expect(unknownOrder.status == .notFound && unknownOrder.errorCode == "unknown_order")
             let unknownRoute = try await api.send(.get, "/v2/nothing", as: .pos)
             #expect(unknownRoute.status == .notFound && unknownRoute.errorCode == "not_found")
+            let wrongMethod = try await api.send(.delete, "/v1/orders/\(UUID().uuidString)", as: .pos)
+            #expect(wrongMethod.status == .methodNotAllowed && wrongMethod.errorCode == "method_not_allowed")
+            #expect(wrongMethod.headers[.allow] == "GET")
             let board = try await api.send(.get, "/v1/stores/nowhere/board", as: .pos)
             #expect(board.errorCode == "unknown_store")
             #expect(try await db.scalar("SELECT count(*) FROM idempotency_keys", as: Int.self) == 0)
@@ -116,6 +119,8 @@ import Testing
             #expect(response.headers[.retryAfter] != nil)
             let ready = try await api.send(.get, "/health/ready")
             #expect(ready.status == .serviceUnavailable)
+            #expect(ready.json["database"] as? String == "unavailable")
+            #expect((ready.json["migrations"] as? [String: Any])?["pending"] as? [Int] == [1, 2])
             let live = try await api.send(.get, "/health/live")
             #expect(live.status == .ok)
         }

@@ -14,6 +14,7 @@ public enum APIError: Error, Sendable, Equatable {
     case unauthorized
     case forbidden(role: Role, allowed: Set<Role>)
     case notFound
+    case methodNotAllowed(allowed: [String])
     case unknownOrder
     case unknownStore(String)
     case order(OrderError)
@@ -30,6 +31,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .unauthorized: "unauthorized"
         case .forbidden: "forbidden"
         case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
         case .unknownOrder: "unknown_order"
         case .unknownStore: "unknown_store"
         case .order(let error): error.code
@@ -46,6 +48,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound, .unknownOrder, .unknownStore: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .order(.invalidTransition), .order(.versionConflict): .conflict
         case .order(.invalidValue), .idempotencyMismatch: .unprocessableContent
         case .payloadTooLarge: .contentTooLarge
@@ -63,6 +66,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .forbidden(let role, let allowed):
             "A \(role.rawValue) key cannot do this; it needs a \(allowed.sorted().map(\.rawValue).joined(separator: " or ")) key."
         case .notFound: "There is no such route; see /openapi.yaml."
+        case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
         case .unknownOrder: "There is no order with this id."
         case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
         case .order(let error): error.message
@@ -85,6 +89,7 @@ public enum APIError: Error, Sendable, Equatable {
             ["expected": .number(Double(expected)), "actual": .number(Double(actual)), "state": .string(state.rawValue)]
         case .order(.invalidValue(let field, let reason)): ["field": .string(field), "reason": .string(reason)]
         case .payloadTooLarge(let limit): ["limit_bytes": .number(Double(limit))]
+        case .methodNotAllowed(let allowed): ["allowed_methods": .array(allowed.map(JSONValue.string))]
         default: [:]
         }
     }
@@ -120,6 +125,7 @@ extension APIError: HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if case .methodNotAllowed(let allowed) = self { headers[.allow] = allowed.joined(separator: ", ") }
         let body: JSONValue = ["error": ["code": .string(code), "message": .string(message), "details": details]]
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try WireCoding.encoder.encode(body))))
     }

@@ -6,12 +6,17 @@ import Logging
 /// escapes as Hummingbird's bare 500.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = CremaRequestContext
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = APIError(error, uploadLimit: context.maxUploadSize)
+            var apiError = APIError(error, uploadLimit: context.maxUploadSize)
+            if apiError == .notFound {
+                let allowed = routes.methods(for: request.uri.path)
+                if !allowed.isEmpty { apiError = .methodNotAllowed(allowed: allowed) }
+            }
             switch apiError {
             case .internalError:
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])

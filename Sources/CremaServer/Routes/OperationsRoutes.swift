@@ -21,10 +21,11 @@ struct OperationsRoutes {
         router.get("/openapi.yaml") { _, _ in try Self.openAPI() }
     }
 
+    /// `/health/ready`'s body; `migrations` is always present (all pending when the database is unreachable).
     struct Readiness: Encodable {
         var status: String
         var database: String
-        var migrations: Migrations?
+        var migrations: Migrations
 
         struct Migrations: Encodable {
             var applied: [Int]
@@ -33,18 +34,23 @@ struct OperationsRoutes {
     }
 
     func ready() async throws -> Response {
+        let readiness: Readiness
         do {
             let status = try await pool.withConnection { connection in try await migrator.status(on: connection) }
-            let body = Readiness(
+            readiness = Readiness(
                 status: status.isCurrent ? "ready" : "unavailable", database: "ok",
                 migrations: .init(applied: status.applied, pending: status.pending))
-            return try JSONResponse.make(status.isCurrent ? .ok : .serviceUnavailable, body)
+        } catch let error as MigrationError {
+            readiness = Readiness(status: "unavailable", database: error.code, migrations: .init(applied: [], pending: []))
         } catch {
-            let database = (error as? MigrationError)?.code ?? "unreachable"
-            return try JSONResponse.make(
-                .serviceUnavailable, Readiness(status: "unavailable", database: database, migrations: nil),
-                headers: [.retryAfter: String(APIError.retryAfterSeconds)])
+            readiness = Readiness(
+                status: "unavailable", database: "unavailable",
+                migrations: .init(applied: [], pending: migrator.migrations.map(\.version)))
         }
+        let ok = readiness.status == "ready"
+        return try JSONResponse.make(
+            ok ? .ok : .serviceUnavailable, readiness,
+            headers: ok ? [:] : [.retryAfter: String(APIError.retryAfterSeconds)])
     }
 
     func metrics() async -> Response {
