@@ -46,22 +46,24 @@ public actor PostgresPool {
     }
 
     /// Leases a connection for the duration of `body`. A connection that broke is repaired on the next lease.
-    public func withConnection<T: Sendable>(
+    /// Only leasing and returning touch the actor; `body` runs on the caller's executor, so callers' work
+    /// between queries is not serialized through the pool.
+    nonisolated public func withConnection<T: Sendable>(
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
         let connection = try await lease()
         do {
             let value = try await body(connection)
-            release(connection)
+            await release(connection)
             return value
         } catch {
-            release(connection)
+            await release(connection)
             throw error
         }
     }
 
     /// Runs `body` inside `BEGIN ISOLATION LEVEL …` / `COMMIT`, rolling back when it throws.
-    public func withTransaction<T: Sendable>(
+    nonisolated public func withTransaction<T: Sendable>(
         isolation: PostgresIsolation = .readCommitted,
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
