@@ -1,0 +1,46 @@
+import CremaCore
+import CremaServer
+import Foundation
+import Testing
+
+@Suite struct ConfigurationTests {
+    @Test func noDatabaseSettingMeansTheEmbeddedCluster() throws {
+        let configuration = try CremaConfiguration(environment: [:])
+        #expect(configuration.database == .embedded)
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 8080)
+        #expect(configuration.apiKeys.isEmpty)
+    }
+
+    @Test func aDatabaseURLIsUsedAsGiven() throws {
+        let configuration = try CremaConfiguration(environment: ["CREMA_DATABASE_URL": "postgresql://u@db/crema", "PGHOST": "other"])
+        #expect(configuration.database == .conninfo("postgresql://u@db/crema"))
+    }
+
+    @Test(arguments: ["PGHOST", "PGDATABASE", "PGSERVICE"])
+    func libpqVariablesAloneSelectThatDatabase(_ variable: String) throws {
+        let configuration = try CremaConfiguration(environment: [variable: "x"])
+        #expect(configuration.database == .conninfo(""))
+    }
+
+    @Test func theListenAddressAndKeysComeFromTheEnvironment() throws {
+        let configuration = try CremaConfiguration(environment: [
+            "CREMA_HTTP_HOST": "0.0.0.0", "CREMA_HTTP_PORT": "9000", "CREMA_API_KEYS": "pos:0123456789abcdef",
+        ])
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 9000)
+        #expect(configuration.apiKeys.role(for: "0123456789abcdef") == .pos)
+    }
+
+    @Test(arguments: ["http", "-1", "70000"]) func aBadPortIsRefusedNamingTheVariable(_ port: String) {
+        let error = #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_HTTP_PORT": port]) }
+        #expect(error?.description.contains("CREMA_HTTP_PORT") == true)
+    }
+
+    @Test func aBadKeyListIsRefusedWithoutEchoingTheKey() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try CremaConfiguration(environment: ["CREMA_API_KEYS": "pos:short-secret"])
+        }
+        #expect(error?.description.contains("short-secret") == false)
+    }
+}
