@@ -1,6 +1,5 @@
 -- Invariants every committed state of Crema's database satisfies. Each query counts violations; the
 -- scripts that run this file (fuzz-api, the kill -9 drill) fail unless every count is 0.
-\pset footer off
 SELECT 'orders whose version is not their event count' AS invariant, count(*) AS violations
 FROM orders o
 WHERE o.version <> (SELECT count(*) FROM order_events e WHERE e.store_id = o.store_id AND e.order_id = o.order_id)

@@ -20,8 +20,15 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// The libpq conninfo of the cluster's database.
-    public var conninfo: String {
-        "host=\(directory.path) port=\(port) user=\(user) dbname=\(database)"
+    public var conninfo: String { conninfo(database: database) }
+
+    /// Values are single-quoted, so a folder with spaces works.
+    private func conninfo(database: String) -> String {
+        "host=\(Self.quoted(directory.path)) port=\(port) user=\(user) dbname=\(Self.quoted(database))"
+    }
+
+    private static func quoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 
     private var dataDirectory: URL { directory.appendingPathComponent("data") }
@@ -32,7 +39,10 @@ public struct EmbeddedCluster: Sendable {
     @discardableResult
     public func start() async throws -> (conninfo: String, startedHere: Bool) {
         let tools = try PostgresTools.locate()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Owner-only: the cluster trusts local connections, so only its owner (and root) may reach the socket.
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         if isRoot { try await prepareForPostgresUser() }
         if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
             logger.info("creating a private PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
@@ -46,7 +56,9 @@ public struct EmbeddedCluster: Sendable {
             startedHere = false
         } else {
             startedHere = true
-            let options = "-c listen_addresses='' -k \(directory.path) -p \(port) -c max_connections=200 -c fsync=on"
+            let options =
+                "-c listen_addresses='' -k \(Self.quoted(directory.path)) -c unix_socket_permissions=0700 -p \(port) "
+                + "-c max_connections=200"
             try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
         }
         try await createDatabaseIfMissing()
@@ -72,8 +84,7 @@ public struct EmbeddedCluster: Sendable {
         guard database.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
             throw EmbeddedClusterError.badDatabaseName(database)
         }
-        let admin = try await PostgresConnection.connect(
-            "host=\(directory.path) port=\(port) user=\(user) dbname=postgres", logger: logger)
+        let admin = try await PostgresConnection.connect(conninfo(database: "postgres"), logger: logger)
         do {
             if try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)").isEmpty {
                 try await admin.simpleQuery("CREATE DATABASE \(database)")

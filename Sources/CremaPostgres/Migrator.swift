@@ -70,6 +70,7 @@ public struct Migrator: Sendable {
         for migration in migrations where !done.contains(migration.version) {
             try await connection.simpleQuery("BEGIN")
             do {
+                try await connection.simpleQuery("SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0")
                 try await connection.simpleQuery(migration.sql)
                 try await connection.query(
                     """

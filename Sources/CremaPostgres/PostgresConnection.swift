@@ -10,6 +10,8 @@ public final class PostgresConnection: @unchecked Sendable {
     // and replaced only on `queue` under `cancelLock`.
     private let queue: DispatchQueue
     private var handle: OpaquePointer?
+    /// False after a reconnect whose session set-up failed: the next lease reconnects again.
+    private var sessionConfigured = true
     private var cancelHandle: OpaquePointer?
     private let cancelLock = NSLock()
     private let logger: Logger
@@ -49,7 +51,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Checks the connection without a round trip: reads whatever the server sent (such as a shutdown
     /// notice) and reports whether the connection is still usable.
     public func isUsable() async -> Bool {
-        let result: Result<Bool, PostgresError> = await onQueue { handle in
+        let result: Result<Bool, PostgresError> = await onQueue { [self] handle in
             guard let handle else { return .success(false) }
             // A terminated backend sends a FATAL message and then closes: keep reading while the socket is
             // readable, so the end-of-file behind the message is seen too (it marks the connection bad).
@@ -58,7 +60,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 if PQconsumeInput(handle) == 0 { break }
                 reads += 1
             }
-            return .success(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE)
+            return .success(
+                sessionConfigured && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE)
         }
         return (try? result.get()) ?? false
     }
@@ -67,15 +70,17 @@ public final class PostgresConnection: @unchecked Sendable {
     public func reconnect() async throws(PostgresError) {
         try await onQueue { [self] handle -> Result<Void, PostgresError> in
             guard let handle else { return .failure(PostgresError(.closed)) }
+            sessionConfigured = false
             PQreset(handle)
-            guard PQstatus(handle) == CONNECTION_OK else {
-                return .failure(PostgresError(.connectionFailed, detail: Self.message(handle)))
-            }
-            if let failure = Self.configureSession(handle) { return .failure(failure) }
             cancelLock.withLock {
                 if let cancelHandle { PQfreeCancel(cancelHandle) }
                 cancelHandle = PQgetCancel(handle)
             }
+            guard PQstatus(handle) == CONNECTION_OK else {
+                return .failure(PostgresError(.connectionFailed, detail: Self.message(handle)))
+            }
+            if let failure = Self.configureSession(handle) { return .failure(failure) }
+            sessionConfigured = true
             return .success(())
         }.get()
     }
@@ -109,21 +114,31 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Asks the server to cancel whatever this connection is running.
+    /// Asks the server to cancel whatever this connection is running. `PQcancel` opens a connection of its
+    /// own, so it runs on a background queue, never on the (cooperative) thread that cancelled the task.
     private func cancel() {
-        cancelLock.withLock {
-            guard let cancelHandle else { return }
-            var buffer = [CChar](repeating: 0, count: 256)
-            _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+        DispatchQueue.global().async { [self] in
+            cancelLock.withLock {
+                guard let cancelHandle else { return }
+                var buffer = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+            }
         }
     }
 
     // MARK: - libpq calls (run on the queue only)
 
     private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
-        // Keywords before `dbname` are defaults that the conninfo's own values override.
-        let keywords = ["connect_timeout", "fallback_application_name", "dbname"]
-        let values = ["5", "crema", conninfo]
+        // Keywords before `dbname` are defaults that the conninfo's own values override. The connect
+        // timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished.
+        var keywords = ["fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]
+        var values = ["crema", "1", "30", "10", "3"]
+        if getenv("PGCONNECT_TIMEOUT") == nil {
+            keywords.append("connect_timeout")
+            values.append("5")
+        }
+        keywords.append("dbname")
+        values.append(conninfo)
         let handle = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
         guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -138,11 +153,18 @@ public final class PostgresConnection: @unchecked Sendable {
         return .success(handle)
     }
 
-    /// Fixes the session settings that text decoding relies on.
+    /// No statement runs longer, and no lock is waited for longer, than this: a stuck query frees its slot.
+    /// Migrations lift the statement limit for their own transaction.
+    static let statementTimeoutSeconds = 30
+    static let lockTimeoutSeconds = 10
+
+    /// Fixes the session settings that text decoding relies on, and the time limits above.
     private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
         do throws(PostgresError) {
             try executeSimple(
-                "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning",
+                "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning; "
+                    + "SET statement_timeout TO '\(statementTimeoutSeconds)s'; SET lock_timeout TO '\(lockTimeoutSeconds)s'; "
+                    + "SET idle_in_transaction_session_timeout TO '60s'",
                 on: handle)
             return nil
         } catch {
@@ -152,6 +174,9 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private static func execute(_ query: PostgresQuery, on handle: OpaquePointer) throws(PostgresError) -> [PostgresRow] {
         let binds = query.binds
+        if query.sql.utf8.contains(0) || binds.contains(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
+        }
         let result: OpaquePointer? = withOptionalCStrings(binds) { values in
             PQexecParams(handle, query.sql, Int32(binds.count), nil, values, nil, nil, 0)
         }

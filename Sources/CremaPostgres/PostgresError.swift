@@ -15,6 +15,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         case canceled = "canceled"
         /// The pool or connection was closed.
         case closed = "closed"
+        /// A value cannot be sent (it contains NUL, which PostgreSQL text cannot hold).
+        case invalidParameter = "invalid_parameter"
     }
 
     public var code: Code
@@ -32,12 +34,14 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     /// True when retrying later on a fresh connection may succeed (the database is down or restarting).
     public var isUnavailable: Bool {
         switch code {
-        case .connectionFailed, .acquireTimeout: return true
+        // A canceled statement is a statement_timeout, a cancel that outlived its statement, or a caller
+        // that went away: in each case trying again later is the right advice.
+        case .connectionFailed, .acquireTimeout, .canceled: return true
         case .server:
             // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
             guard let sqlState else { return false }
             return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
-        case .decoding, .canceled, .closed: return false
+        case .decoding, .closed, .invalidParameter: return false
         }
     }
 

@@ -5,7 +5,9 @@ public import Foundation
 public enum PostgresTimestamp {
     /// `2026-11-22 10:05:00.123456+00`
     public static func format(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        // Clamped to PostgreSQL's range so an absurd Date cannot trap; the server then refuses it cleanly.
+        let raw = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let micros = raw.isFinite ? Int64(max(-9.2e18, min(9.2e18, raw))) : 0
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 {

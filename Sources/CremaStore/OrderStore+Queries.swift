@@ -25,9 +25,10 @@ extension OrderStore {
     public static let boardLimit = 500
     public static let maxPageSize = 200
 
+    /// The order and its history, read in one snapshot so `version` always matches the events.
     public func order(id: UUID) async throws(StoreError) -> OrderDetail? {
         try await database {
-            try await pool.withConnection { connection in
+            try await pool.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
                     "SELECT \(unescaped: OrderRow.columns) FROM orders WHERE order_id = \(id)")
                 guard let row = rows.first else { return nil }
@@ -120,7 +121,10 @@ struct OrderCursor {
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard encoded.count <= 100, let data = Data(base64Encoded: base64) else { return nil }
         let parts = String(decoding: data, as: UTF8.self).split(separator: "/")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        // Only positions PostgreSQL can hold (years 1–9999): anything else was not made by this API.
+        guard parts.count == 2, let micros = Int64(parts[0]), (-62_135_596_800_000_000...253_402_300_799_999_999).contains(micros),
+            let id = UUID(uuidString: String(parts[1]))
+        else { return nil }
         self.placedAt = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
         self.orderID = id
     }

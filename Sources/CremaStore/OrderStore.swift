@@ -62,6 +62,13 @@ public struct OrderStore: Sendable {
     ) async throws(StoreError) -> CommandResponse {
         let at = now()
         let id = makeID()
+        // Bad input is refused before any lock is taken or key claimed (and before the store lookup, so an
+        // invalid store_id is a 422 naming the field, not a 404).
+        do throws(OrderError) {
+            try OrderValidation.validate(placement, now: at)
+        } catch {
+            throw .rejected(error)
+        }
         return try await database {
             try await pool.withTransaction { connection in
                 if let replay = try await Self.claim(request, store: placement.storeID, on: connection) { return replay }

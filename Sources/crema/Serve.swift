@@ -73,8 +73,11 @@ extension Crema {
                 return keys
             }
             let keys = APIKeys.generate()
-            try Data((keys.environmentValue + "\n").utf8).write(to: file)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+            // Created owner-only from the first byte (open with mode 0600), never world-readable in between.
+            let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try handle.write(contentsOf: Data((keys.environmentValue + "\n").utf8))
             return keys
         }
 

@@ -54,6 +54,24 @@ import Testing
         }
     }
 
+    @Test func aValueWithNULIsRefusedRatherThanTruncated() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.withConnection { try await $0.query("SELECT \("market-st\u{0}x")::text") }
+            }
+            #expect(error?.code == .invalidParameter)
+        }
+    }
+
+    @Test func sessionsRunWithTimeLimits() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let timeout = try await db.scalar("SHOW statement_timeout", as: String.self)
+            let lock = try await db.scalar("SHOW lock_timeout", as: String.self)
+            #expect(timeout == "30s")
+            #expect(lock == "10s")
+        }
+    }
+
     @Test func decodingTheWrongTypeIsADecodingError() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let row = try await db.pool.withConnection { try await $0.query("SELECT 'abc' AS v, NULL::int AS n")[0] }
@@ -149,6 +167,7 @@ import Testing
         try await TestDatabase.with(migrated: false) { db in
             // The test cluster listens on a socket directory; a URI can name it with the host parameter.
             let host = try #require(db.conninfo.split(separator: " ").first { $0.hasPrefix("host=") }).dropFirst(5)
+                .trimmingCharacters(in: CharacterSet(charactersIn: "'"))
             let uri = "postgresql:///\(db.name)?host=\(host)&user=crema&port=5432"
             let connection = try await PostgresConnection.connect(uri)
             #expect(try await connection.query("SELECT current_database() AS d")[0].decode("d", as: String.self) == db.name)

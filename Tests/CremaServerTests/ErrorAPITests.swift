@@ -126,3 +126,23 @@ import Testing
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct ValidationAPITests {
+    @Test func aStoreNameIsMeasuredAsTheDatabaseMeasuresIt() async throws {
+        try await APIHarness.run { api, _ in
+            // 61 flags: 61 characters but 122 code points, over the 120 the table allows.
+            let flags = String(repeating: "🇯🇵", count: 61)
+            let response = try await api.send(.put, "/v1/stores/flags", as: .pos, body: #"{"name":"\#(flags)"}"#)
+            #expect(response.status == .unprocessableContent && response.errorDetails["field"] as? String == "name")
+        }
+    }
+
+    @Test func anInvalidStoreIDInAnOrderIsA422NamingTheField() async throws {
+        try await APIHarness.run { api, db in
+            let response = try await api.post("/v1/orders", as: .pos, APIClient.orderBody(store: "Market St"))
+            #expect(response.status == .unprocessableContent)
+            #expect(response.errorDetails["field"] as? String == "store_id")
+            #expect(try await db.scalar("SELECT count(*) FROM idempotency_keys", as: Int.self) == 0)
+        }
+    }
+}

@@ -40,11 +40,18 @@ import Testing
         }
     }
 
-    @Test func aForgedCursorIsRefused() async throws {
+    /// Not base64; then well-formed ones whose positions lie outside what PostgreSQL can hold
+    /// (`Int64.max` and −10^17 microseconds): refused, never a crash or a database error.
+    @Test(arguments: [
+        "not-a-cursor!",
+        "OTIyMzM3MjAzNjg1NDc3NTgwNy8wMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDA",
+        "LTEwMDAwMDAwMDAwMDAwMDAwMC8wMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDA",
+    ])
+    func aForgedCursorIsRefused(_ cursor: String) async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             await #expect(throws: StoreError.invalidCursor) {
-                try await store.orders(store: "market-st", state: nil, limit: 10, cursor: "not-a-cursor!")
+                try await store.orders(store: "market-st", state: nil, limit: 10, cursor: cursor)
             }
         }
     }

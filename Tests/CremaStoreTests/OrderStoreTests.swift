@@ -150,6 +150,44 @@ import Testing
         }
     }
 
+    @Test func aFailingWriteStatementRollsBackTheWholeCommand() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            let id = try StoreFixtures.orderID(
+                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render))
+            // A stray event row at version 2 makes the event insert of the next command fail (23505)
+            // after the key was claimed and the order row locked.
+            _ = try await db.pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO order_events (store_id, order_id, version, event_type, actor_role, occurred_at)
+                    VALUES ('market-st', \(id), 2, 'delayed', 'pos', now())
+                    """)
+            }
+            let error = await #expect(throws: StoreError.self) {
+                try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request("w"), render: StoreFixtures.render)
+            }
+            guard case .database(let failure) = error else {
+                Issue.record("expected a database error, got \(String(describing: error))")
+                return
+            }
+            #expect(failure.sqlState == PostgresError.SQLState.uniqueViolation)
+            let version = try await db.scalar("SELECT version FROM orders", as: Int.self)
+            let keys = try await db.scalar("SELECT count(*) FROM idempotency_keys WHERE idempotency_key = 'w'", as: Int.self)
+            #expect(version == 1)
+            #expect(keys == 0)
+        }
+    }
+
+    @Test func invalidInputIsRefusedBeforeTheStoreIsLookedUp() async throws {
+        try await TestDatabase.with { db in
+            let store = OrderStore(pool: db.pool)
+            await #expect(throws: StoreError.rejected(.invalidValue(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes"))) {
+                try await store.place(StoreFixtures.placement(store: "Market St"), role: .pos, request: StoreFixtures.request(), render: StoreFixtures.render)
+            }
+        }
+    }
+
     @Test func twoConcurrentCommandsOnTheSameVersionApplyExactlyOnce() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)

@@ -9,7 +9,8 @@ public enum OrderValidation {
     public static let etaPast: TimeInterval = 60 * 60
     public static let etaFuture: TimeInterval = 24 * 60 * 60
 
-    static func validate(_ placement: OrderPlacement, now: Date) throws(OrderError) {
+    /// Checks a placement's fields; `OrderStateMachine.place` runs it too, callers may run it earlier.
+    public static func validate(_ placement: OrderPlacement, now: Date) throws(OrderError) {
         try StoreID.validate(placement.storeID, field: "store_id")
         try text(placement.posRef, field: "pos_ref", max: 64)
         if let customerRef = placement.customerRef { try text(customerRef, field: "customer_ref", max: 128) }

@@ -72,7 +72,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .order(let error): error.message
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
-        case .databaseUnavailable: "The database is unavailable; nothing was written. Retry after the Retry-After delay."
+        case .databaseUnavailable:
+            "The database is unavailable. A write may or may not have been applied: retry after the Retry-After delay with the same Idempotency-Key."
         case .internalError: "Something went wrong inside Crema; nothing was written."
         }
     }

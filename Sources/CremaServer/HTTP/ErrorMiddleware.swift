@@ -19,7 +19,9 @@ struct ErrorMiddleware: RouterMiddleware {
             }
             switch apiError {
             case .internalError:
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                // The description holds codes only; the server's detail (which can quote data) is debug-only.
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+                context.logger.debug("request failed (detail)", metadata: ["error.detail": "\(String(reflecting: error))"])
             case .databaseUnavailable:
                 context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
             default:

@@ -17,7 +17,8 @@ struct StoreRoutes {
         let id = try Self.storeID(context)
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...120).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Counted in code points, as the table's CHECK (length(name) <= 120) counts.
+        guard (1...120).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
         }
         let timezone = body.timezone ?? "UTC"
