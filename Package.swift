@@ -10,10 +10,13 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "crema",
-    platforms: [.macOS(.v15)],
+    // iOS: only `CremaActivityModels` is meant for the app; the Live Activity push-to-start contract needs 17.2.
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "crema", targets: ["crema"]),
         .library(name: "CremaCore", targets: ["CremaCore"]),
+        /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
+        .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -23,10 +26,14 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        // MARK: - Pure domain core: no I/O, no dependencies.
-        .target(name: "CremaCore", swiftSettings: swiftSettings),
+        // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
+        .target(name: "CremaActivityModels", swiftSettings: swiftSettings),
+
+        // MARK: - Pure domain core: no I/O. Its only dependency is the dependency-free wire types it projects into.
+        .target(name: "CremaCore", dependencies: ["CremaActivityModels"], swiftSettings: swiftSettings),
 
         // MARK: - PostgreSQL through libpq.
         .systemLibrary(
@@ -91,7 +98,15 @@ let package = Package(
         ),
 
         // MARK: - Tests (Swift Testing). Postgres-backed suites need CREMA_TEST_DATABASE_URL (scripts/test).
-        .testTarget(name: "CremaCoreTests", dependencies: ["CremaCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CremaCoreTests",
+            dependencies: [
+                "CremaCore", "CremaActivityModels",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            exclude: ["Golden"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CremaPostgresTests",
             dependencies: ["CremaPostgres", "CremaTestSupport"],

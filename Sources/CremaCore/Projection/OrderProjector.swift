@@ -1,0 +1,144 @@
+public import CremaActivityModels
+public import Foundation
+
+/// Turns an order into what each Live Activity surface shows: pure, so the same order, store, clock and
+/// locale always give the same bytes (golden files hold it to that), and it is cheap enough to run per event.
+public enum OrderProjector {
+    /// Steps a customer can see: received, being made, ready.
+    public static let stepCount = 3
+
+    /// The activity's dynamic state at `now`, worded in `locale`'s language (English when unknown), with every
+    /// text within its `FamilyBudget`. `timeZone` is the store's: clock times are read where the counter is.
+    public static func contentState(
+        order: Order,
+        storeName: String,
+        timeZone: TimeZone,
+        now: Date,
+        locale: String
+    ) -> OrderActivityAttributes.ContentState {
+        let book = ActivityLanguage(localeTag: locale).phrasebook
+        let c = context(order: order, storeName: storeName, timeZone: timeZone, now: now)
+        let status = OrderActivityStatus(order.state)
+        let waiting = (status == .queued || status == .preparing)
+        let summary = Phrase.fit(book.itemsSummary(c), budget: FamilyBudget.itemsSummary)
+        return .init(
+            status: status,
+            step: step(status),
+            stepCount: stepCount,
+            eta: order.eta,
+            pickupPoint: c.pickup.map { DisplayWidth.truncate($0, toColumns: FamilyBudget.pickupPoint) },
+            baristaName: c.barista.map { DisplayWidth.truncate($0, toColumns: FamilyBudget.baristaName) },
+            symbolName: symbolName(status),
+            progress: progress(status),
+            compactLeading: .init(text: Phrase.fit([Phrase("#\(order.number)"), Phrase("\(order.number)"),
+                                                    Phrase("…\(order.number % 1000)")], budget: FamilyBudget.compactLeading)),
+            compactTrailing: .init(
+                text: DisplayWidth.truncate(waiting ? book.compactETA(c.eta) : book.compactWord(status), toColumns: FamilyBudget.compactTrailing),
+                countdownEnd: waiting && !c.eta.isDue ? order.eta : nil),
+            minimal: .init(text: waiting ? book.minimalETA(c.eta).map { DisplayWidth.truncate($0, toColumns: FamilyBudget.minimal) } : nil),
+            small: .init(
+                title: Phrase.fit(book.smallTitle(c), budget: FamilyBudget.smallTitle),
+                status: Phrase.fit(book.smallStatus(status, c), budget: FamilyBudget.smallStatus)),
+            lockScreen: .init(
+                title: Phrase.fit(book.lockTitle(status, c), budget: FamilyBudget.lockTitle),
+                subtitle: Phrase.fit(book.lockSubtitle(status, c), budget: FamilyBudget.lockSubtitle),
+                detail: Phrase.fit(book.detail(c, summary: summary), budget: FamilyBudget.lockDetail),
+                etaRelative: waiting ? DisplayWidth.truncate(book.relativeETA(c.eta), toColumns: FamilyBudget.lockETARelative) : nil,
+                etaAbsolute: waiting ? DisplayWidth.truncate(book.clock(c.eta), toColumns: FamilyBudget.lockETAAbsolute) : nil)
+        )
+    }
+
+    /// The activity's static data, sent once when a push starts it.
+    public static func attributes(order: Order, storeName: String, locale: String) -> OrderActivityAttributes {
+        let book = ActivityLanguage(localeTag: locale).phrasebook
+        let c = context(order: order, storeName: storeName, timeZone: TimeZone(secondsFromGMT: 0)!, now: order.eta)
+        return OrderActivityAttributes(
+            storeName: DisplayWidth.truncate(c.store, toColumns: FamilyBudget.storeName),
+            orderNumber: order.number,
+            customerName: DisplayWidth.truncate(c.customer, toColumns: FamilyBudget.customerName),
+            itemsSummary: Phrase.fit(book.itemsSummary(c), budget: FamilyBudget.itemsSummary))
+    }
+
+    /// The alert a customer reads for `event` (a banner, the Apple Watch, or an activity's alerting update).
+    public static func alert(
+        for event: OrderEventType,
+        order: Order,
+        storeName: String,
+        timeZone: TimeZone,
+        now: Date,
+        locale: String
+    ) -> AlertText {
+        let book = ActivityLanguage(localeTag: locale).phrasebook
+        let c = context(order: order, storeName: storeName, timeZone: timeZone, now: now)
+        return AlertText(
+            title: Phrase.fit(book.alertTitle(event, c), budget: FamilyBudget.alertTitle),
+            body: Phrase.fit(book.alertBody(event, c), budget: FamilyBudget.alertBody))
+    }
+
+    /// SF Symbols per state (all in SF Symbols 5, iOS 17).
+    public static func symbolName(_ status: OrderActivityStatus) -> String {
+        switch status {
+        case .queued: "clock.fill"
+        case .preparing: "cup.and.heat.waves.fill"
+        case .ready: "takeoutbag.and.cup.and.straw.fill"
+        case .pickedUp: "checkmark.circle.fill"
+        case .canceled: "xmark.circle.fill"
+        }
+    }
+
+    /// Fixed points on the bar: received is under way, making is past half, ready is complete.
+    public static func progress(_ status: OrderActivityStatus) -> Double {
+        switch status {
+        case .queued: 0.25
+        case .preparing: 0.6
+        case .ready, .pickedUp: 1
+        case .canceled: 0
+        }
+    }
+
+    /// Step n of `stepCount`; a canceled order is on no step.
+    public static func step(_ status: OrderActivityStatus) -> Int {
+        switch status {
+        case .queued: 1
+        case .preparing: 2
+        case .ready, .pickedUp: 3
+        case .canceled: 0
+        }
+    }
+
+    static func context(order: Order, storeName: String, timeZone: TimeZone, now: Date) -> PhraseContext {
+        let first = order.items.first
+        let firstQuantity = first?.quantity ?? 1
+        let total = order.items.reduce(0) { $0 + max($1.quantity, 0) }
+        return PhraseContext(
+            number: order.number,
+            store: clean(storeName) ?? order.storeID,
+            customer: clean(order.displayName) ?? "",
+            barista: order.barista.flatMap(clean),
+            pickup: order.pickupPoint.flatMap(clean),
+            eta: ETAReading(eta: order.eta, now: now, timeZone: timeZone),
+            firstItem: first.flatMap { clean($0.name) } ?? "",
+            firstSize: first?.size.flatMap(clean),
+            firstQuantity: firstQuantity,
+            moreCount: max(total - firstQuantity, 0))
+    }
+
+    /// Runs of whitespace (tabs, newlines) become one space; blank becomes nil.
+    static func clean(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0.isWhitespace })
+        return words.isEmpty ? nil : words.joined(separator: " ")
+    }
+}
+
+extension OrderActivityStatus {
+    /// The wire status of an order state (same raw values).
+    public init(_ state: OrderState) {
+        switch state {
+        case .queued: self = .queued
+        case .preparing: self = .preparing
+        case .ready: self = .ready
+        case .pickedUp: self = .pickedUp
+        case .canceled: self = .canceled
+        }
+    }
+}
