@@ -87,9 +87,14 @@ struct JapanesePhrasebook: Phrasebook {
 
     func itemsSummary(_ c: PhraseContext) -> [Phrase] {
         let quantity = c.firstQuantity > 1 ? " ×\(c.firstQuantity)" : ""
-        let more = c.moreCount > 0 ? " ほか\(c.moreCount)点" : ""
-        let withSize = c.firstSize.map { [Phrase("", c.firstItem, "（\($0)）\(quantity)\(more)")] } ?? []
-        return withSize + [Phrase("", c.firstItem, "\(quantity)\(more)")]
+        func more(afterParenthesis: Bool) -> String {
+            guard c.moreCount > 0 else { return "" }
+            return (afterParenthesis ? "" : " ") + "ほか\(c.moreCount)点"
+        }
+        let withSize = c.firstSize.map {
+            [Phrase("", c.firstItem, "（\($0)）\(quantity)\(more(afterParenthesis: quantity.isEmpty))")]
+        } ?? []
+        return withSize + [Phrase("", c.firstItem, "\(quantity)\(more(afterParenthesis: false))")]
     }
 
     func alertTitle(_ event: OrderEventType, _ c: PhraseContext) -> [Phrase] {

@@ -1,0 +1,44 @@
+import CremaActivityModels
+import CremaCore
+import Foundation
+import Testing
+
+/// The app decodes `content-state` and `attributes` with a plain `JSONDecoder`, as ActivityKit does.
+@Suite struct ContentStateRoundTripTests {
+    typealias F = ActivityFixtures
+
+    @Test(arguments: OrderState.allCases, ["en", "es", "ja"])
+    func theContentStateInABodyDecodesWithAPlainDecoderToWhatWasProjected(_ state: OrderState, _ locale: String) throws {
+        let order = F.order(state, locale: locale)
+        let projected = F.contentState(order)
+        let body = APNsBodyBuilder.liveActivity(
+            order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: locale,
+            event: .start, alertFor: nil)
+        let aps = try #require(F.jsonObject(body.json)["aps"] as? [String: Any])
+        let stateJSON = try JSONSerialization.data(withJSONObject: try #require(aps["content-state"]))
+        let decoded = try JSONDecoder().decode(OrderActivityAttributes.ContentState.self, from: stateJSON)
+        #expect(decoded == projected)
+        #expect(decoded.eta == order.eta)
+        let attributesJSON = try JSONSerialization.data(withJSONObject: try #require(aps["attributes"]))
+        let attributes = try JSONDecoder().decode(OrderActivityAttributes.self, from: attributesJSON)
+        #expect(attributes == OrderProjector.attributes(order: order, storeName: F.storeName, locale: locale))
+    }
+
+    @Test func aPlainEncoderWritesDatesAsSecondsSince2001() throws {
+        let state = F.contentState(F.order(.queued))
+        let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? [String: Any])
+        #expect(object["eta"] as? Double == state.eta.timeIntervalSince1970 - 978_307_200)
+    }
+
+    @Test func absentOptionalFieldsDecodeAsNil() throws {
+        let json = #"""
+            {"status":"picked_up","step":3,"stepCount":3,"eta":816692700,"symbolName":"checkmark.circle.fill",
+             "progress":1,"compactLeading":{"text":"#42"},"compactTrailing":{"text":"✓"},"minimal":{},
+             "small":{"title":"#42","status":"Picked up · enjoy!"},"lockScreen":{"title":"Enjoy!","subtitle":"Thanks"}}
+            """#
+        let state = try JSONDecoder().decode(OrderActivityAttributes.ContentState.self, from: Data(json.utf8))
+        #expect(state.status == .pickedUp)
+        #expect(state.pickupPoint == nil && state.minimal.text == nil && state.lockScreen.detail == nil)
+        #expect(state.eta == Date(timeIntervalSinceReferenceDate: 816_692_700))
+    }
+}
