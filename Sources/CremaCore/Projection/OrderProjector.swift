@@ -51,7 +51,8 @@ public enum OrderProjector {
     /// The activity's static data, sent once when a push starts it.
     public static func attributes(order: Order, storeName: String, locale: String) -> OrderActivityAttributes {
         let book = ActivityLanguage(localeTag: locale).phrasebook
-        let c = context(order: order, storeName: storeName, timeZone: TimeZone(secondsFromGMT: 0)!, now: order.eta)
+        // The summary and names need no clock: any time zone and `now` give the same static texts.
+        let c = context(order: order, storeName: storeName, timeZone: .gmt, now: order.eta)
         return OrderActivityAttributes(
             storeName: DisplayWidth.truncate(c.store, toColumns: FamilyBudget.storeName),
             orderNumber: order.number,
