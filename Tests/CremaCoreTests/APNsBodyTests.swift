@@ -91,6 +91,7 @@ import Testing
         F.expectWithinBudgets(state)
         for (name, body) in F.allBodies(order, storeName: storeName) {
             #expect(body.json.count <= APNsBody.maxBytes, "\(name): \(body.json.count) bytes")
+            #expect(body.droppedFields.isEmpty && body.textByteCap == nil, "\(name) needed fitting")
             let object = try F.jsonObject(body.json)
             if name.hasPrefix("liveactivity") {
                 let contentState = try #require((object["aps"] as? [String: Any])?["content-state"] as? [String: Any])
@@ -147,5 +148,21 @@ import Testing
         #expect(body.droppedFields == ["aps.sound"])
         let text = body.string
         #expect(text.contains(family + "…"))
+    }
+
+    @Test func valuesJSONCannotCarryAreSanitizedInsteadOfFailingTheSend() throws {
+        var state = F.contentState(F.order(.preparing))
+        state.progress = .nan
+        state.eta = Date(timeIntervalSinceReferenceDate: .infinity)
+        state.compactTrailing.countdownEnd = Date(timeIntervalSinceReferenceDate: -.infinity)
+        let body = APNsBodyBuilder.liveActivity(LiveActivityPush(
+            kind: .update(alert: nil), contentState: state, timestamp: F.now,
+            staleDate: Date(timeIntervalSinceReferenceDate: .infinity), relevanceScore: .infinity))
+        let aps = try aps(body)
+        let decoded = try JSONDecoder().decode(
+            OrderActivityAttributes.ContentState.self,
+            from: JSONSerialization.data(withJSONObject: try #require(aps["content-state"])))
+        #expect(decoded.progress == 0 && decoded.compactTrailing.countdownEnd == nil)
+        #expect(aps["relevance-score"] == nil && aps["stale-date"] == nil)
     }
 }

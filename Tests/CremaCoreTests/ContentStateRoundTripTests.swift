@@ -24,6 +24,30 @@ import Testing
         #expect(attributes == OrderProjector.attributes(order: order, storeName: F.storeName, locale: locale))
     }
 
+    /// The body's bytes themselves, not a re-serialization, decode into the app's types.
+    struct Envelope: Decodable {
+        struct APS: Decodable {
+            var contentState: OrderActivityAttributes.ContentState
+            var attributes: OrderActivityAttributes?
+            enum CodingKeys: String, CodingKey {
+                case contentState = "content-state"
+                case attributes
+            }
+        }
+        var aps: APS
+    }
+
+    @Test(arguments: LiveActivityEvent.allCases, ["en", "es", "ja"])
+    func theRawBodyDecodesWithAPlainDecoder(_ event: LiveActivityEvent, _ locale: String) throws {
+        let order = F.order(event == .end ? .pickedUp : .preparing, locale: locale)
+        let body = APNsBodyBuilder.liveActivity(
+            order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: locale,
+            event: event, alertFor: nil)
+        let envelope = try JSONDecoder().decode(Envelope.self, from: body.json)
+        #expect(envelope.aps.contentState == F.contentState(order))
+        #expect((envelope.aps.attributes != nil) == (event == .start))
+    }
+
     @Test func aPlainEncoderWritesDatesAsSecondsSince2001() throws {
         let state = F.contentState(F.order(.queued))
         let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? [String: Any])

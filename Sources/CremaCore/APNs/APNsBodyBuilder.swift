@@ -35,11 +35,11 @@ public enum APNsBodyBuilder {
 
     public static func liveActivity(_ push: LiveActivityPush) -> APNsBody {
         var aps = APNsWire.LiveActivity.APS(
-            timestamp: APNsWire.unixSeconds(push.timestamp),
+            timestamp: APNsWire.unixSeconds(push.timestamp) ?? 0,
             event: push.kind.event,
             contentState: sanitized(push.contentState),
-            staleDate: push.staleDate.map(APNsWire.unixSeconds),
-            dismissalDate: push.dismissalDate.map(APNsWire.unixSeconds),
+            staleDate: push.staleDate.flatMap(APNsWire.unixSeconds),
+            dismissalDate: push.dismissalDate.flatMap(APNsWire.unixSeconds),
             relevanceScore: push.relevanceScore.flatMap { $0.isFinite ? $0 : nil })
         switch push.kind {
         case .start(let attributes, let alert):
@@ -92,6 +92,9 @@ public enum APNsBodyBuilder {
             cap: { aps, cap in
                 aps.alert.title = TextByteCap.cap(aps.alert.title, to: cap)
                 aps.alert.body = aps.alert.body.map { TextByteCap.cap($0, to: cap) }
+                // Crema's thread ids are order UUIDs (36 bytes) and never reach this; a caller's huge one is cut
+                // rather than failing the send.
+                aps.threadID = aps.threadID.map { TextByteCap.cap($0, to: max(cap, 64)) }
             },
             encode: { APNsWire.encode(APNsWire.Notification(aps: $0)) })
     }
@@ -200,11 +203,16 @@ public enum APNsBodyBuilder {
         }
     }
 
-    /// Doubles JSON cannot carry (NaN, infinity) become 0.
+    /// Doubles JSON cannot carry (NaN, infinity) would make encoding fail: progress becomes 0 and is kept in
+    /// 0...1, an impossible ETA becomes the reference date, an impossible countdown is left out.
     static func sanitized(_ state: OrderActivityAttributes.ContentState) -> OrderActivityAttributes.ContentState {
         var state = state
         if !state.progress.isFinite { state.progress = 0 }
         state.progress = min(max(state.progress, 0), 1)
+        if !state.eta.timeIntervalSinceReferenceDate.isFinite { state.eta = Date(timeIntervalSinceReferenceDate: 0) }
+        if let end = state.compactTrailing.countdownEnd, !end.timeIntervalSinceReferenceDate.isFinite {
+            state.compactTrailing.countdownEnd = nil
+        }
         return state
     }
 }

@@ -66,5 +66,10 @@ enum APNsWire {
         }
     }
 
-    static func unixSeconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
+    /// Whole Unix seconds; nil for a date no JSON number can carry (infinite, or beyond ±2^53 s).
+    static func unixSeconds(_ date: Date) -> Int? {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 9_007_199_254_740_992 else { return nil }
+        return Int(seconds)
+    }
 }
