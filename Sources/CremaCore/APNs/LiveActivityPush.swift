@@ -4,6 +4,7 @@ public import Foundation
 /// Everything one Live Activity push says, before encoding: the kind decides which `aps` keys are allowed,
 /// so a `start` without attributes or without an alert cannot be built.
 public struct LiveActivityPush: Sendable, Hashable {
+    /// Which push this is, carrying what only that kind may (and must) carry.
     public enum Kind: Sendable, Hashable {
         /// Push-to-start: ActivityKit requires the attributes and an alert.
         case start(attributes: OrderActivityAttributes, alert: AlertText)

@@ -19,23 +19,26 @@ public enum OrderProjector {
         let book = ActivityLanguage(localeTag: locale).phrasebook
         let c = context(order: order, storeName: storeName, timeZone: timeZone, now: now)
         let status = OrderActivityStatus(order.state)
-        let waiting = (status == .queued || status == .preparing)
+        let waiting = status == .queued || status == .preparing
         let summary = Phrase.fit(book.itemsSummary(c), budget: FamilyBudget.itemsSummary)
+        func cut(_ text: String, _ budget: Int) -> String { DisplayWidth.truncate(text, toColumns: budget) }
+
+        let number = [Phrase("#\(order.number)"), Phrase("\(order.number)"), Phrase("…\(order.number % 1000)")]
+        let trailing = waiting ? book.compactETA(c.eta) : book.compactWord(status)
         return .init(
             status: status,
             step: step(status),
             stepCount: stepCount,
             eta: order.eta,
-            pickupPoint: c.pickup.map { DisplayWidth.truncate($0, toColumns: FamilyBudget.pickupPoint) },
-            baristaName: c.barista.map { DisplayWidth.truncate($0, toColumns: FamilyBudget.baristaName) },
+            pickupPoint: c.pickup.map { cut($0, FamilyBudget.pickupPoint) },
+            baristaName: c.barista.map { cut($0, FamilyBudget.baristaName) },
             symbolName: symbolName(status),
             progress: progress(status),
-            compactLeading: .init(text: Phrase.fit([Phrase("#\(order.number)"), Phrase("\(order.number)"),
-                                                    Phrase("…\(order.number % 1000)")], budget: FamilyBudget.compactLeading)),
+            compactLeading: .init(text: Phrase.fit(number, budget: FamilyBudget.compactLeading)),
             compactTrailing: .init(
-                text: DisplayWidth.truncate(waiting ? book.compactETA(c.eta) : book.compactWord(status), toColumns: FamilyBudget.compactTrailing),
+                text: cut(trailing, FamilyBudget.compactTrailing),
                 countdownEnd: waiting && !c.eta.isDue ? order.eta : nil),
-            minimal: .init(text: waiting ? book.minimalETA(c.eta).map { DisplayWidth.truncate($0, toColumns: FamilyBudget.minimal) } : nil),
+            minimal: .init(text: waiting ? book.minimalETA(c.eta).map { cut($0, FamilyBudget.minimal) } : nil),
             small: .init(
                 title: Phrase.fit(book.smallTitle(c), budget: FamilyBudget.smallTitle),
                 status: Phrase.fit(book.smallStatus(status, c), budget: FamilyBudget.smallStatus)),
@@ -43,8 +46,8 @@ public enum OrderProjector {
                 title: Phrase.fit(book.lockTitle(status, c), budget: FamilyBudget.lockTitle),
                 subtitle: Phrase.fit(book.lockSubtitle(status, c), budget: FamilyBudget.lockSubtitle),
                 detail: Phrase.fit(book.detail(c, summary: summary), budget: FamilyBudget.lockDetail),
-                etaRelative: waiting ? DisplayWidth.truncate(book.relativeETA(c.eta), toColumns: FamilyBudget.lockETARelative) : nil,
-                etaAbsolute: waiting ? DisplayWidth.truncate(book.clock(c.eta), toColumns: FamilyBudget.lockETAAbsolute) : nil)
+                etaRelative: waiting ? cut(book.relativeETA(c.eta), FamilyBudget.lockETARelative) : nil,
+                etaAbsolute: waiting ? cut(book.clock(c.eta), FamilyBudget.lockETAAbsolute) : nil)
         )
     }
 
@@ -128,18 +131,5 @@ public enum OrderProjector {
     static func clean(_ text: String) -> String? {
         let words = text.split(whereSeparator: { $0.isWhitespace })
         return words.isEmpty ? nil : words.joined(separator: " ")
-    }
-}
-
-extension OrderActivityStatus {
-    /// The wire status of an order state (same raw values).
-    public init(_ state: OrderState) {
-        switch state {
-        case .queued: self = .queued
-        case .preparing: self = .preparing
-        case .ready: self = .ready
-        case .pickedUp: self = .pickedUp
-        case .canceled: self = .canceled
-        }
     }
 }

@@ -13,7 +13,7 @@ protocol Phrasebook: Sendable {
     func minimalETA(_ eta: ETAReading) -> String?
     /// `lockScreen.etaRelative`: "in 3 min", "any moment now".
     func relativeETA(_ eta: ETAReading) -> String
-    /// `compactTrailing` once there is nothing to count down.
+    /// `compactTrailing` once there is nothing to count down (ready or ended; waiting states show the ETA).
     func compactWord(_ status: OrderActivityStatus) -> String
     func smallTitle(_ c: PhraseContext) -> [Phrase]
     func smallStatus(_ status: OrderActivityStatus, _ c: PhraseContext) -> [Phrase]
