@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "CremaStore",
             dependencies: [
-                "CremaCore", "CremaPostgres",
+                "CremaCore", "CremaPostgres", "CremaActivityModels",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Migrations")],
@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaStore",
+                "CremaCore", "CremaPostgres", "CremaStore", "CremaActivityModels",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -2,10 +2,12 @@ public import CremaCore
 public import Foundation
 import CremaPostgres
 
-/// An order with its full event history.
+/// An order with its full event history and its stored Live Activity projection.
 public struct OrderDetail: Sendable, Hashable {
     public var order: Order
     public var events: [RecordedEvent]
+    /// The `content-state` written with the latest event (nil only for rows from before projections existed).
+    public var projection: JSONValue?
 }
 
 /// One page of a store's orders, oldest first, and the cursor for the next page (nil at the end).
@@ -30,16 +32,17 @@ extension OrderStore {
         try await database {
             try await pool.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
-                    "SELECT \(unescaped: OrderRow.columns) FROM orders WHERE order_id = \(id)")
+                    "SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders WHERE order_id = \(id)")
                 guard let row = rows.first else { return nil }
                 let order = try OrderRow.order(from: row)
+                let projection = try row.decode("projection", as: PostgresJSON?.self)?.decode(JSONValue.self)
                 let events = try await connection.query(
                     """
                     SELECT version, event_type, actor_role, occurred_at, data::text AS data FROM order_events
                     WHERE store_id = \(order.storeID) AND order_id = \(id) ORDER BY version
                     """
                 ).map(OrderRow.event(from:))
-                return OrderDetail(order: order, events: events)
+                return OrderDetail(order: order, events: events, projection: projection)
             }
         }
     }

@@ -75,11 +75,10 @@ public struct OrderStore: Sendable {
                 let numbers = try await connection.query(
                     """
                     UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = \(placement.storeID)
-                    RETURNING next_order_number - 1 AS number
+                    RETURNING next_order_number - 1 AS number, name, timezone
                     """)
-                guard let number = try numbers.first?.decode("number", as: Int.self) else {
-                    throw StoreError.unknownStore(placement.storeID)
-                }
+                guard let storeRow = numbers.first else { throw StoreError.unknownStore(placement.storeID) }
+                let number = try storeRow.decode("number", as: Int.self)
                 let order: Order
                 do throws(OrderError) {
                     order = try OrderStateMachine.place(placement, id: id, number: number, at: at)
@@ -87,14 +86,16 @@ public struct OrderStore: Sendable {
                     throw StoreError.rejected(error)
                 }
                 let response = try render(order)
+                let projection = try StoredProjection.json(
+                    order, storeName: try storeRow.decode("name"), timezone: try storeRow.decode("timezone"), now: at)
                 try await connection.query(
                     """
                     WITH inserted AS (
                         INSERT INTO orders (store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
-                                            state, version, eta, placed_at, updated_at)
+                                            state, version, eta, placed_at, updated_at, projection)
                         VALUES (\(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
                                 \(order.displayName), \(order.locale), \(try PostgresJSON(encoding: order.items))::jsonb,
-                                \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at))
+                                \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
                         RETURNING store_id, order_id
                     ), event AS (
                         INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -120,7 +121,12 @@ public struct OrderStore: Sendable {
         return try await database {
             try await pool.withTransaction { connection in
                 let rows = try await connection.query(
-                    "SELECT \(unescaped: OrderRow.columns) FROM orders WHERE order_id = \(orderID) FOR UPDATE")
+                    """
+                    SELECT \(unescaped: OrderRow.columns),
+                           (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
+                           (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
+                    FROM orders WHERE order_id = \(orderID) FOR UPDATE
+                    """)
                 guard let row = rows.first else { throw StoreError.unknownOrder }
                 let current = try OrderRow.order(from: row)
                 if let replay = try await Self.claim(request, store: current.storeID, on: connection) { return replay }
@@ -131,6 +137,8 @@ public struct OrderStore: Sendable {
                     throw StoreError.rejected(error)
                 }
                 let response = try render(next)
+                let projection = try StoredProjection.json(
+                    next, storeName: try row.decode("store_name"), timezone: try row.decode("store_timezone"), now: at)
                 try await connection.query(
                     """
                     WITH event AS (
@@ -140,7 +148,7 @@ public struct OrderStore: Sendable {
                     ), updated AS (
                         UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                                barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
-                               cancel_reason = \(next.cancelReason), updated_at = \(at)
+                               cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb
                         WHERE store_id = \(next.storeID) AND order_id = \(next.id)
                     ), answer AS (
                         \(Self.storeAnswer(response, request: request, store: next.storeID))

@@ -13,6 +13,7 @@ struct OrderRoutes {
         router.get("/v1/orders") { request, context in try await self.list(request, context) }
         router.get("/v1/orders/{id}") { request, context in try await self.show(request, context) }
         router.post("/v1/orders/{id}/events") { request, context in try await self.event(request, context) }
+        router.get("/v1/orders/{id}/preview") { request, context in try await self.preview(request, context) }
     }
 
     func place(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -43,7 +44,15 @@ struct OrderRoutes {
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.pos, .barista, .dashboard])
         guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
-        return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events))
+        return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
+    }
+
+    /// What every surface shows for the order now, and the exact APNs bodies Crema would send for it.
+    func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos, .barista, .dashboard])
+        guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
+        guard let shop = try await store.store(id: detail.order.storeID) else { throw APIError.unknownOrder }
+        return try JSONResponse.make(.ok, OrderPreview(detail: detail, store: shop, now: Date()))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {

@@ -24,15 +24,18 @@ struct OrderResponse: Encodable {
     var allowedEvents: [OrderEventType]
     /// Present only on `GET /v1/orders/{id}`.
     var events: [EventResponse]?
+    /// The stored Live Activity `content-state`; only on `GET /v1/orders/{id}` (null for pre-projection rows).
+    var projection: JSONValue??
 
     enum CodingKeys: String, CodingKey {
-        case id, number, locale, items, state, version, eta, barista, events
+        case id, number, locale, items, state, version, eta, barista, events, projection
         case storeID = "store_id", posRef = "pos_ref", customerRef = "customer_ref", displayName = "display_name"
         case pickupPoint = "pickup_point", delayReason = "delay_reason", cancelReason = "cancel_reason"
         case placedAt = "placed_at", updatedAt = "updated_at", allowedEvents = "allowed_events"
     }
 
-    init(_ order: Order, events: [RecordedEvent]? = nil) {
+    init(_ order: Order, events: [RecordedEvent]? = nil, projection: JSONValue?? = nil) {
+        self.projection = projection
         id = order.id
         number = order.number
         storeID = order.storeID
@@ -75,6 +78,7 @@ struct OrderResponse: Encodable {
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(allowedEvents, forKey: .allowedEvents)
         try c.encodeIfPresent(events, forKey: .events)
+        if let projection { try c.encode(projection, forKey: .projection) }
     }
 }
 
