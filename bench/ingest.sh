@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Ingest benchmark (DESIGN §8): complete order lifecycles through Crema's HTTP API (wrk + bench/lifecycle.lua)
+# against pgbench running the same SQL transactions (bench/ingest.pgbench.sql) at the same concurrency on
+# the same database. Prints events/s, p50/p99 per event and the ratio HTTP/pgbench (target >= 70 %).
+# A benchmark measures; it is not a test: it fails only when a run is invalid (a non-2xx answer, a pgbench
+# error, or a consistency violation), never because of the ratio.
+#
+# Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT]
+#   defaults: -c 16 -d 20 -w 5 -o http-first -q 0; wrk and pgbench both use 2 threads (-t 2 / -j 2).
+#   -q WAIT: first wait up to WAIT seconds for the machine to be idle (other work skews the result; a run
+#   during which something else used > 15 % of a core is reported as NOISY).
+# Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
+#   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir).
+# Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3.
+# Raw outputs go to bench/results/ingest-<time>-c<C>/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+
+concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0
+while getopts "c:d:w:o:q:" opt; do
+  case "$opt" in
+    c) concurrency=$OPTARG ;;
+    d) duration=$OPTARG ;;
+    w) warmup=$OPTARG ;;
+    o) order=$OPTARG ;;
+    q) quiet_wait=$OPTARG ;;
+    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  esac
+done
+case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
+threads=2
+[ "$concurrency" -lt "$threads" ] && threads=$concurrency
+port=${BENCH_PORT:-18090}
+pgbench=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
+CREMA=$(crema_bin)
+command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+[ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out=bench/results/ingest-$stamp-c$concurrency
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cluster=${BENCH_DIR:-$(mktemp -d /tmp/crema-bench.XXXXXX)}
+SERVE_PID=""
+
+cleanup() {
+  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
+  [ -z "${BENCH_DIR:-}" ] && rm -rf "$cluster"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "== $*" | tee -a "$out/run.log"; }
+
+# ---- machine and versions ----
+{
+  echo "date: $stamp"
+  echo "repository HEAD: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "crema: $CREMA (sha256 $(sha256sum "$CREMA" | cut -c1-16), built $(date -u -r "$CREMA" +%Y-%m-%dT%H:%M:%SZ))"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "swift: $(swift --version 2>&1 | head -1 || true)"
+  echo "postgres: $("$(dirname "$pgbench")/postgres" --version)"
+  echo "wrk: $(wrk -v 2>&1 | head -1)"
+  echo "concurrency: $concurrency, duration: ${duration}s, warm-up: ${warmup}s, threads: $threads, order: $order"
+  echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out/machine.txt"
+
+# ---- database ----
+log "starting a fresh PostgreSQL cluster in $cluster"
+conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2> "$out/postgres-start.log" | tail -1)
+echo "$conninfo" > "$out/conninfo"
+postmaster=$(head -1 "$cluster/data/postmaster.pid")
+CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1
+psql "$conninfo" -XAt -c "SELECT name || '=' || setting FROM pg_settings WHERE name IN
+  ('fsync','synchronous_commit','shared_buffers','max_connections','wal_level','max_wal_size','checkpoint_timeout')
+  ORDER BY name" > "$out/postgres-settings.txt"
+
+serve() {
+  start_serve "$conninfo" "$port" "$concurrency" "$out/serve.log"
+  wait_ready "$port" 30
+}
+stop_serve() { stop_pid "$SERVE_PID"; SERVE_PID=""; }
+
+# ---- CPU accounting: ticks (1/100 s) from /proc ----
+ticks_of() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+postgres_ticks() {
+  # The postmaster's own time plus its waited-for children (exited backends), plus every live child.
+  # Callers let exiting backends be reaped first (see settle), else one could be missed or counted twice.
+  local total pid
+  total=$(ticks_of "$postmaster")
+  for pid in $(ps --ppid "$postmaster" -o pid= 2>/dev/null); do total=$((total + $(ticks_of "$pid"))); done
+  echo "$total"
+}
+# Waits (bounded) until no client backend is left (their process titles say "[local]"), so that every
+# exited backend has been reaped into the postmaster's children time.
+settle() {
+  local deadline=$((SECONDS + 10))
+  while ps --ppid "$postmaster" -o args= | grep -q '\[local\]' && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+}
+# Machine-wide ticks over all cores: "busy total" (busy = user + nice + system + irq + softirq + steal).
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+cpu_begin() {
+  [ -n "$SERVE_PID" ] || settle
+  read -r m_busy0 m_total0 < <(machine_ticks); pg0=$(postgres_ticks); cr0=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+}
+# cpu_end NAME CLIENT_TIME_FILE: writes NAME-cpu.txt: ticks (1/100 s) of the machine (busy, total over all cores),
+# postgres, crema and the load generator (from /usr/bin/time) over the phase; "other" = busy minus those.
+cpu_end() {
+  local m_busy1 m_total1 pg1 cr1 client
+  [ -n "$SERVE_PID" ] || settle  # pgbench's backends exit with it; let them be reaped
+  read -r m_busy1 m_total1 < <(machine_ticks)
+  pg1=$(postgres_ticks); cr1=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+  client=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$2")
+  echo "busy=$((m_busy1 - m_busy0)) total=$((m_total1 - m_total0)) postgres=$((pg1 - pg0)) crema=$((cr1 - cr0)) client=$client cores=$(nproc)" \
+    > "$out/$1-cpu.txt"
+}
+# A top snapshot in the middle of the phase (the second of two 1-second samples; the first is since boot).
+top_snapshot() {
+  (sleep "$(( duration / 2 ))"; top -b -n 2 -d 1 -w 200 | awk '/^top -/ { n++ } n == 2' | head -30 > "$out/$1-top.txt") &
+  TOP_PID=$!
+}
+# Warns when something else keeps the machine busy (the benchmark needs both cores to itself); with -q,
+# first waits (bounded) for a quiet moment.
+busy_now() {
+  local b0 t0 b1 t1
+  read -r b0 t0 < <(machine_ticks); sleep 2; read -r b1 t1 < <(machine_ticks)
+  echo $(( 100 * (b1 - b0) * $(nproc) / (t1 - t0 > 0 ? t1 - t0 : 1) ))
+}
+quiet_check() {
+  local busy deadline=$((SECONDS + quiet_wait))
+  busy=$(busy_now)
+  while [ "$busy" -ge 20 ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 3; busy=$(busy_now); done
+  echo "machine busy before the phases: ${busy}% of $(( $(nproc) * 100 ))%" | tee -a "$out/machine.txt"
+  [ "$busy" -lt 20 ] || echo "WARNING: the machine is not idle; results will be noisy" | tee -a "$out/machine.txt" >&2
+}
+
+# ---- sample bodies for pgbench's constants, from one lifecycle through Crema ----
+capture_bodies() {
+  local eta id code
+  eta=$(date -u -d '+10 min' +%Y-%m-%dT%H:%M:%SZ)
+  post() { # post PATH KEY IDEMPOTENCY BODY
+    curl -s -m 5 -X POST "http://127.0.0.1:$port$1" -H "Authorization: Bearer $2" -H "Idempotency-Key: $3" \
+      -H 'Content-Type: application/json' -d "$4"
+  }
+  q() { psql "$conninfo" -XAt -v ON_ERROR_STOP=1 -c "$1"; }
+  # The stored projection after each step, re-encoded compactly with sorted keys as Crema sends it.
+  projection() {
+    q "SELECT projection::text FROM orders WHERE order_id = '$id'" \
+      | python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read()), separators=(",", ":"), sort_keys=True, ensure_ascii=False))'
+  }
+  id=$(post /v1/orders "$BENCH_POS_KEY" "sample-t1-1" \
+    "{\"store_id\":\"s1\",\"pos_ref\":\"T-$(date +%s)-t1-1\",\"customer_ref\":\"c-1\",\"display_name\":\"Ana\",\"locale\":\"en\",\"items\":[{\"name\":\"Latte\",\"quantity\":1}],\"eta\":\"$eta\"}" \
+    | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+  [ -n "$id" ] || { echo "could not place the sample order" >&2; return 1; }
+  local proj_queued proj_preparing proj_ready proj_picked_up
+  proj_queued=$(projection)
+  post "/v1/orders/$id/events" "$BENCH_BARISTA_KEY" sample-t1-2 '{"type":"started","barista":"Sam"}' > /dev/null
+  proj_preparing=$(projection)
+  post "/v1/orders/$id/events" "$BENCH_BARISTA_KEY" sample-t1-3 '{"type":"ready"}' > /dev/null
+  proj_ready=$(projection)
+  post "/v1/orders/$id/events" "$BENCH_POS_KEY" sample-t1-4 '{"type":"picked_up"}' > /dev/null
+  proj_picked_up=$(projection)
+  answer() { q "SELECT k.response_body FROM order_events e JOIN idempotency_keys k ON k.store_id = e.store_id
+                AND k.idempotency_key = e.idempotency_key AND k.scope = e.actor_role
+                WHERE e.order_id = '$id' AND e.version = $1"; }
+  pgbench_defines=(
+    -D stage=0
+    -D "items=$(q "SELECT items::text FROM orders WHERE order_id = '$id'")"
+    -D "placed_data=$(q "SELECT data::text FROM order_events WHERE order_id = '$id' AND version = 1")"
+    -D "placed_request=$(q "SELECT request_body FROM idempotency_keys WHERE idempotency_key = 'sample-t1-1'")"
+    -D "resp_queued=$(answer 1)" -D "resp_preparing=$(answer 2)" -D "resp_ready=$(answer 3)" -D "resp_picked_up=$(answer 4)"
+    -D "proj_queued=$proj_queued" -D "proj_preparing=$proj_preparing" -D "proj_ready=$proj_ready"
+    -D "proj_picked_up=$proj_picked_up"
+  )
+  printf '%s\n' "${pgbench_defines[@]}" > "$out/pgbench-defines.txt"
+  [ "$(q "SELECT version FROM orders WHERE order_id = '$id'")" = 4 ] || { echo "sample lifecycle incomplete" >&2; return 1; }
+}
+
+checkpoint() { psql "$conninfo" -XAq -c CHECKPOINT; }
+
+# ---- phases ----
+phase_http() {
+  [ -n "$SERVE_PID" ] || serve
+  log "HTTP warm-up ${warmup}s (wrk -t $threads -c $concurrency)"
+  POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="w$stamp" \
+    timeout $((warmup + 30)) wrk -t "$threads" -c "$concurrency" -d "${warmup}s" --latency -s bench/lifecycle.lua \
+    "http://127.0.0.1:$port" > "$out/wrk-warmup.txt" 2>&1
+  checkpoint
+  log "HTTP measured ${duration}s"
+  top_snapshot http
+  cpu_begin
+  POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="m$stamp" \
+    /usr/bin/time -f '%U %S' -o "$out/wrk-time.txt" \
+    timeout $((duration + 30)) wrk -t "$threads" -c "$concurrency" -d "${duration}s" --latency -s bench/lifecycle.lua \
+    "http://127.0.0.1:$port" > "$out/wrk.txt" 2>&1
+  cpu_end http "$out/wrk-time.txt"
+  wait "$TOP_PID" || true
+  grep -E '^(events_per_s|latency_p|non2xx|socket_errors|lifecycles)' "$out/wrk.txt" | tee -a "$out/run.log"
+  stop_serve
+}
+
+phase_pgbench() {
+  log "pgbench warm-up ${warmup}s (-c $concurrency -j $threads -M extended), crema serve stopped"
+  timeout $((warmup + 60)) "$pgbench" "$conninfo" -n -M extended -c "$concurrency" -j "$threads" -T "$warmup" \
+    -f bench/ingest.pgbench.sql "${pgbench_defines[@]}" > "$out/pgbench-warmup.txt" 2>&1
+  checkpoint
+  log "pgbench measured ${duration}s"
+  top_snapshot pgbench
+  cpu_begin
+  (cd "$out" && /usr/bin/time -f '%U %S' -o pgbench-time.txt \
+    timeout $((duration + 60)) "$pgbench" "$conninfo" -n -M extended -c "$concurrency" -j "$threads" -T "$duration" -r \
+    --log --log-prefix=pgbench-log -f "$OLDPWD/bench/ingest.pgbench.sql" "${pgbench_defines[@]}" > pgbench.txt 2>&1)
+  cpu_end pgbench "$out/pgbench-time.txt"
+  wait "$TOP_PID" || true
+  grep -E '^(tps|latency average|number of failed)' "$out/pgbench.txt" | tee -a "$out/run.log"
+}
+
+log "crema serve (pool $concurrency) on 127.0.0.1:$port; stores s1..s8; one sample lifecycle"
+quiet_check
+serve
+create_stores "$port" 8
+capture_bodies
+if [ "$order" = pgbench-first ]; then
+  stop_serve
+  phase_pgbench
+  phase_http
+else
+  phase_http
+  phase_pgbench
+fi
+
+log "consistency check"
+consistent=yes
+scripts/check-consistency "$conninfo" > "$out/consistency.txt" 2>&1 || consistent=no
+tail -1 "$out/consistency.txt"
+psql "$conninfo" -XAt -c "SELECT 'orders ' || count(*) FROM orders" -c "SELECT 'events ' || count(*) FROM order_events" >> "$out/run.log"
+
+# ---- summary ----
+python3 - "$out" "$consistent" "$concurrency" <<'EOF' | tee "$out/summary.txt"
+import glob, os, re, sys
+out, consistent, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+wrk = dict(l.split(None, 1) for l in open(f"{out}/wrk.txt").read().split("-- lifecycle.lua summary --")[1].splitlines() if l and not l.startswith(" "))
+pgb = open(f"{out}/pgbench.txt").read()
+lat = []
+for path in glob.glob(f"{out}/pgbench-log.*"):
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 6 and f[2].isdigit():
+            lat.append(int(f[2]))
+lat.sort()
+pct = lambda p: lat[min(len(lat) - 1, int(round(p / 100 * len(lat) + 0.5)) - 1)] / 1000 if lat else float("nan")
+tps = float(re.search(r"tps = ([0-9.]+) \(without", pgb).group(1))
+failed = int(re.search(r"number of failed transactions: (\d+)", pgb).group(1))
+http = float(wrk["events_per_s"])
+non2xx = int(wrk["non2xx"])
+sock = wrk["socket_errors"].strip()
+valid = non2xx == 0 and failed == 0 and consistent == "yes" and sock == "connect=0 read=0 write=0 timeout=0"
+ratio = http / tps
+def cpu(name, events):
+    t = dict(kv.split("=") for kv in open(f"{out}/{name}-cpu.txt").read().split())
+    t = {k: int(v) for k, v in t.items()}
+    wall = t["total"] / t["cores"]  # ticks of one core during the phase
+    other = t["busy"] - t["postgres"] - t["crema"] - t["client"]
+    share = lambda v: f"{100 * v / wall:4.0f}%"
+    per = lambda v: f"{10 * v / events:.3f}" if events else "-"
+    return (f"{name:8} busy {share(t['busy'])} of {100 * t['cores']}% | postgres {share(t['postgres'])} ({per(t['postgres'])} ms/event)"
+            f" | crema {share(t['crema'])} ({per(t['crema'])} ms/event) | client {share(t['client'])} | other {share(other)}",
+            100 * other / wall)
+http_requests = int(wrk["requests"])
+cpu_lines = [cpu("http", http_requests), cpu("pgbench", len(lat))]
+noisy = any(o > 15 for _, o in cpu_lines)
+print(f"concurrency {concurrency}")
+print(f"{'':28}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}")
+print(f"{'HTTP (wrk, lifecycle.lua)':28}{http:10.0f}{float(wrk['latency_p50_ms']):9.2f}{float(wrk['latency_p99_ms']):9.2f}")
+print(f"{'pgbench (same SQL)':28}{tps:10.0f}{pct(50):9.2f}{pct(99):9.2f}")
+print(f"ratio HTTP/pgbench: {ratio:.1%} (target >= 70 %: {'met' if ratio >= 0.7 else 'NOT met'})")
+print(f"pgbench events logged: {len(lat)}, failed: {failed}; HTTP non-2xx: {non2xx}, socket errors: {sock}; consistency: {consistent}")
+print("cpu (% of one core; ms of CPU per event):")
+for line, _ in cpu_lines: print("  " + line)
+print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if noisy else ""))
+with open(os.path.join(os.path.dirname(out), "ingest-history.tsv"), "a") as h:
+    h.write("\t".join(map(str, [os.path.basename(out), concurrency, round(http), wrk["latency_p50_ms"], wrk["latency_p99_ms"],
+        round(tps), f"{pct(50):.3f}", f"{pct(99):.3f}", f"{ratio:.3f}", "valid" if valid else "INVALID",
+        "noisy" if noisy else "quiet"])) + "\n")
+sys.exit(0 if valid else 1)
+EOF
