@@ -4,6 +4,10 @@
 # the same database. Prints events/s, p50/p99 per event and the ratio HTTP/pgbench (target >= 70 %).
 # A benchmark measures; it is not a test: it fails only when a run is invalid (a non-2xx answer, a pgbench
 # error, or a consistency violation), never because of the ratio.
+# Steps: fresh private cluster (crema postgres start) with database crema_bench, crema migrate, crema serve
+# (pool = concurrency), stores s1..s8, one lifecycle through the API to capture the real stored texts that
+# pgbench then writes, and then each side: 5 s warm-up, CHECKPOINT, measured run. crema serve is stopped
+# while pgbench runs, so each side has the machine to itself. Finally scripts/check-consistency and a summary.
 #
 # Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT]
 #   defaults: -c 16 -d 20 -w 5 -o http-first -q 0; wrk and pgbench both use 2 threads (-t 2 / -j 2).
@@ -25,7 +29,7 @@ while getopts "c:d:w:o:q:" opt; do
     w) warmup=$OPTARG ;;
     o) order=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
-    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
