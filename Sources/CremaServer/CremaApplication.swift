@@ -26,13 +26,12 @@ public enum CremaApplication {
         }
     }
 
-    /// Every route with its middleware: metrics and the access log outermost (they see the final status),
-    /// then errors, then auth.
+    /// Every route with its middleware: metrics and access log outermost (they see the final status), then
+    /// errors, then auth.
     public static func router(_ dependencies: Dependencies) -> Router<CremaRequestContext> {
         let router = Router(context: CremaRequestContext.self)
         let routes = RouteTable()
-        router.add(middleware: RequestMetricsMiddleware(registry: dependencies.registry))
-        router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)

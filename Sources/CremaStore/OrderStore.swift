@@ -219,8 +219,6 @@ public struct OrderStore: Sendable {
             throw error
         } catch let error as PostgresError {
             throw .database(error)
-        } catch let error as OrderError {
-            throw .rejected(error)
         } catch {
             throw .database(PostgresError(.server, detail: "\(error)"))
         }

@@ -1,10 +1,12 @@
 import Foundation
 import Hummingbird
+import Logging
 import Prometheus
 
-/// Counts requests and records their latency by route template, method and status, into the
-/// application's own Prometheus registry (no global metrics bootstrap, so tests stay isolated).
-struct RequestMetricsMiddleware: RouterMiddleware {
+/// One measurement per request, used twice: the Prometheus counter and latency histogram (by route
+/// template, method and status, in the application's own registry, so tests stay isolated) and one
+/// structured access-log line with the request id. Never headers (keys) or bodies (customer names).
+struct RequestObservabilityMiddleware: RouterMiddleware {
     typealias Context = CremaRequestContext
     let registry: PrometheusCollectorRegistry
 
@@ -25,10 +27,18 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         let response = try await next(request, context)
         // The route template, never the concrete path: ids would explode the label space.
         let route = context.endpointPath ?? "unmatched"
-        let labels = [("route", route), ("method", request.method.rawValue), ("status", String(response.status.code))]
+        let elapsed = ContinuousClock.now - start
+        let status = String(response.status.code)
+        let labels = [("route", route), ("method", request.method.rawValue), ("status", status)]
         registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
-        registry.makeDurationHistogram(descriptor: Self.duration, labels: labels, buckets: Self.buckets)
-            .record(ContinuousClock.now - start)
+        registry.makeDurationHistogram(descriptor: Self.duration, labels: labels, buckets: Self.buckets).record(elapsed)
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.info(
+            "request",
+            metadata: [
+                "http.method": "\(request.method.rawValue)", "http.route": "\(route)", "http.status": "\(status)",
+                "http.duration_ms": "\(Int(milliseconds.rounded()))",
+            ])
         return response
     }
 }
