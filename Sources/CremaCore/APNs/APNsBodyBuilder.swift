@@ -101,6 +101,7 @@ public enum APNsBodyBuilder {
 
     /// The Live Activity body for `order` as it is now: projection, default timing, and the localized alert
     /// for `alertFor` (nil: a silent update). A `start` always carries an alert (ActivityKit requires one).
+    /// `timestamp` defaults to `now`; the planner passes a larger one to keep it rising per activity.
     public static func liveActivity(
         order: Order,
         storeName: String,
@@ -108,7 +109,8 @@ public enum APNsBodyBuilder {
         now: Date,
         locale: String,
         event: LiveActivityEvent,
-        alertFor alertEvent: OrderEventType?
+        alertFor alertEvent: OrderEventType?,
+        timestamp: Date? = nil
     ) -> APNsBody {
         let state = OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
         let alert = alertEvent.map {
@@ -127,7 +129,7 @@ public enum APNsBodyBuilder {
             LiveActivityPush(
                 kind: kind,
                 contentState: state,
-                timestamp: now,
+                timestamp: timestamp ?? now,
                 staleDate: LiveActivityTiming.staleDate(state, now: now),
                 dismissalDate: event == .end ? LiveActivityTiming.dismissalDate(state.status, now: now) : nil,
                 relevanceScore: LiveActivityTiming.relevanceScore(state, now: now)))

@@ -1,0 +1,279 @@
+import Foundation
+
+/// Decides, for one order change, how each of the customer's devices hears about it (DESIGN §5): a Live
+/// Activity update, start or end, an alert, a widget reload, or a recorded reason not to. Pure: the same
+/// context always gives the same plan.
+public enum DeliveryPlanner {
+    public static func plan(_ context: DeliveryContext, policy: DeliveryPolicy) -> DeliveryPlan {
+        var planning = Planning(context: context, policy: policy)
+        planning.run()
+        return planning.plan
+    }
+
+    /// The events whose news the customer must see now. A delay counts when it pushes the ETA back by at
+    /// least `policy.largeDelay`.
+    public static func isUrgent(_ context: DeliveryContext, policy: DeliveryPolicy) -> Bool {
+        switch context.event {
+        case .ready, .canceled: true
+        case .delayed:
+            context.previous.map { context.order.eta.timeIntervalSince($0.eta) >= policy.largeDelay } ?? false
+        case .placed, .started, .pickedUp: false
+        }
+    }
+
+    /// The events that change what a widget shows: an order appears, becomes ready, or goes away.
+    public static func changesWidgets(_ event: OrderEventType) -> Bool {
+        switch event {
+        case .placed, .ready, .pickedUp, .canceled: true
+        case .started, .delayed: false
+        }
+    }
+}
+
+/// One run of the planner: walks the targets in a fixed order (activity, push-to-start, alert, widget),
+/// because whether an alert is needed depends on what the activity pushes already carry.
+private struct Planning {
+    let context: DeliveryContext
+    let policy: DeliveryPolicy
+    var plan = DeliveryPlan()
+    /// Some activity push (update, end or start) carries this change's alert.
+    var alertCarried = false
+    /// Why a separate alert is needed even though an activity exists.
+    var separateAlertReason: DeliveryReason?
+
+    init(context: DeliveryContext, policy: DeliveryPolicy) {
+        self.context = context
+        self.policy = policy
+    }
+
+    var order: Order { context.order }
+    var now: Date { context.now }
+    var urgent: Bool { DeliveryPlanner.isUrgent(context, policy: policy) }
+    var eventName: String { context.event.rawValue }
+
+    func targets(_ kind: PushTargetKind) -> [PushTarget] {
+        context.targets.filter { $0.kind == kind }.sorted { $0.ref < $1.ref }
+    }
+
+    func history(_ target: PushTargetRef) -> [DeliveryRecord] {
+        context.history.filter { $0.target == target }
+    }
+
+    mutating func run() {
+        guard !context.targets.isEmpty else {
+            plan.skips.append(DeliverySkip(
+                target: nil, pushType: nil, reason: .noTargets,
+                sentence: "The customer has registered no Live Activity, alert or widget token, so nothing is sent."))
+            return
+        }
+        let activities = targets(.liveActivity)
+        for target in activities { planActivity(target) }
+        if activities.isEmpty {
+            for target in targets(.pushToStart) { planStart(target) }
+        }
+        planAlerts()
+        for target in targets(.widget) { planWidget(target) }
+    }
+
+    // MARK: - Live Activity update / end
+
+    mutating func planActivity(_ target: PushTarget) {
+        let past = history(target.ref).filter { $0.pushType == .liveactivity }
+        if let end = past.first(where: { $0.liveActivityEvent == .end && $0.state.countsAgainstBudget }) {
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .liveactivity, reason: .activityAlreadyEnded,
+                sentence: "This Live Activity already received its end (delivery \(end.id)); nothing more is sent to it."))
+            return
+        }
+        plan.superseded += past.filter { $0.state == .pending }.map(\.id)
+
+        let ends = order.state.isTerminal
+        let event: LiveActivityEvent = ends ? .end : .update
+        let spent = past.filter {
+            $0.priority == 10 && $0.state.countsAgainstBudget && $0.plannedAt > now.addingTimeInterval(-3600)
+        }.count
+        let budgetLeft = spent < policy.highPriorityPerActivityPerHour
+        let hasAlertTargets = !targets(.alert).isEmpty
+
+        let priority: Int
+        let alertInBody: Bool
+        let reason: DeliveryReason
+        let sentence: String
+        switch (urgent, budgetLeft) {
+        case (true, true):
+            priority = 10
+            alertInBody = true
+            alertCarried = true
+            reason = ends ? .activityEnd : .activityUpdateUrgent
+            sentence = ends
+                ? "The order was \(eventName): the Live Activity ends at priority 10 with an alert, and leaves the Lock Screen at its dismissal date."
+                : "\(urgentWhy): a priority-10 Live Activity update with an alert (\(spent + 1) of \(policy.highPriorityPerActivityPerHour) this hour)."
+        case (true, false):
+            priority = 5
+            // With an alert token the alert goes on its own (at once); without one, the update keeps it.
+            alertInBody = !hasAlertTargets
+            alertCarried = !hasAlertTargets
+            separateAlertReason = hasAlertTargets ? .alertBudgetFallback : nil
+            reason = ends ? .activityEnd : .activityUpdateBudgetSpent
+            sentence = "\(urgentWhy), but this activity already had \(spent) priority-10 pushes in the last hour (budget \(policy.highPriorityPerActivityPerHour)): priority 5"
+                + (hasAlertTargets ? ", and a separate alert." : ", keeping its alert.")
+        case (false, _):
+            priority = 5
+            alertInBody = false
+            reason = ends ? .activityEnd : .activityUpdate
+            sentence = ends
+                ? "The order was \(eventName): the Live Activity ends quietly at priority 5 and leaves the Lock Screen at its dismissal date."
+                : "Routine step (\(eventName)): a silent Live Activity update at priority 5."
+        }
+        let timestamp = nextTimestamp(after: past)
+        let body = APNsBodyBuilder.liveActivity(
+            order: order, storeName: context.storeName, timeZone: context.timeZone, now: now, locale: order.locale,
+            event: event, alertFor: alertInBody ? context.event : nil,
+            timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
+        plan.deliveries.append(PlannedDelivery(
+            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: policy.bundleID),
+            priority: priority, body: body, collapseID: nil,
+            expiration: now.addingTimeInterval(ends ? policy.endLifetime : policy.updateLifetime), notBefore: now,
+            liveActivityEvent: event, apnsTimestamp: timestamp, reason: reason, sentence: sentence))
+    }
+
+    var urgentWhy: String {
+        switch context.event {
+        case .delayed:
+            let minutes = Int((order.eta.timeIntervalSince(context.previous?.eta ?? order.eta) / 60).rounded())
+            return "The ETA moved \(minutes) min later"
+        default:
+            return "The order is \(eventName)"
+        }
+    }
+
+    /// `aps.timestamp` must rise per activity, even for two changes within one second.
+    func nextTimestamp(after past: [DeliveryRecord]) -> Int64 {
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        let last = past.compactMap(\.apnsTimestamp).max() ?? .min
+        return max(seconds, last == .min ? seconds : last + 1)
+    }
+
+    // MARK: - Push-to-start
+
+    mutating func planStart(_ target: PushTarget) {
+        if order.state.isTerminal {
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .liveactivity, reason: .startNotUseful,
+                sentence: "The order is \(order.state.rawValue): starting a Live Activity now would only show a finished order."))
+            return
+        }
+        let starts = history(target.ref).filter { $0.orderID == order.id && $0.liveActivityEvent == .start }
+        if let started = starts.first(where: { $0.state == .inflight || $0.state == .sent }) {
+            if urgent { separateAlertReason = .alertActivityPending }
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .liveactivity, reason: .activityStartPending,
+                sentence: "A start for this order already went out (delivery \(started.id)); updates follow once the app registers the activity's token."))
+            return
+        }
+        plan.superseded += starts.filter { $0.state == .pending }.map(\.id)
+        if urgent { alertCarried = true }
+        let timestamp = nextTimestamp(after: starts)
+        let body = APNsBodyBuilder.liveActivity(
+            order: order, storeName: context.storeName, timeZone: context.timeZone, now: now, locale: order.locale,
+            event: .start, alertFor: urgent ? context.event : nil,
+            timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
+        plan.deliveries.append(PlannedDelivery(
+            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: policy.bundleID),
+            priority: 10, body: body, collapseID: nil,
+            expiration: now.addingTimeInterval(policy.startLifetime), notBefore: now,
+            liveActivityEvent: .start, apnsTimestamp: timestamp, reason: .activityStart,
+            sentence: "No Live Activity is running but the customer has a push-to-start token: start one at priority 10 showing the order \(order.state.rawValue)."))
+    }
+
+    // MARK: - Alerts
+
+    mutating func planAlerts() {
+        let alertTargets = targets(.alert)
+        guard urgent else {
+            for target in alertTargets {
+                plan.skips.append(DeliverySkip(
+                    target: target.ref, pushType: .alert, reason: .alertNotNeeded,
+                    sentence: "\(routineWhy): no notification interrupts the customer."))
+            }
+            return
+        }
+        if alertCarried && separateAlertReason == nil {
+            for target in alertTargets {
+                plan.skips.append(DeliverySkip(
+                    target: target.ref, pushType: .alert, reason: .alertShownInActivity,
+                    sentence: "The Live Activity push carries this alert; a separate notification would repeat it."))
+            }
+            return
+        }
+        let reason = separateAlertReason ?? .alertNoActivity
+        guard !alertTargets.isEmpty else {
+            plan.skips.append(DeliverySkip(
+                target: nil, pushType: .alert, reason: .noAlertTarget,
+                sentence: "\(urgentWhy) and the customer should hear now, but no alert token is registered."))
+            return
+        }
+        let priority = context.event == .delayed ? 5 : 10
+        let body = APNsBodyBuilder.alert(
+            for: context.event, order: order, storeName: context.storeName, timeZone: context.timeZone, now: now,
+            locale: order.locale)
+        let why: String
+        switch reason {
+        case .alertBudgetFallback: why = "the Live Activity's priority-10 budget is spent, so its update went at priority 5"
+        case .alertActivityPending: why = "a Live Activity was started but its token is not registered yet"
+        default: why = "no Live Activity is running"
+        }
+        for target in alertTargets {
+            plan.deliveries.append(PlannedDelivery(
+                target: target.ref, pushType: .alert, topic: APNsPushType.alert.topic(bundleID: policy.bundleID),
+                priority: priority, body: body, collapseID: order.id.uuidString.lowercased(),
+                expiration: now.addingTimeInterval(policy.alertLifetime), notBefore: now,
+                liveActivityEvent: nil, apnsTimestamp: nil, reason: reason,
+                sentence: "\(urgentWhy) and \(why): an alert at priority \(priority)."))
+        }
+    }
+
+    var routineWhy: String {
+        switch context.event {
+        case .delayed: "A small delay (under \(Int(policy.largeDelay / 60)) min)"
+        default: "A routine step (\(eventName))"
+        }
+    }
+
+    // MARK: - Widgets
+
+    mutating func planWidget(_ target: PushTarget) {
+        guard DeliveryPlanner.changesWidgets(context.event) else {
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .widgets, reason: .widgetUnchanged,
+                sentence: "\(eventName.capitalized) does not change what the widget shows."))
+            return
+        }
+        let past = history(target.ref).filter { $0.pushType == .widgets }
+        if let waiting = past.first(where: { $0.state == .pending }) {
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .widgets, reason: .widgetCoalesced,
+                sentence: "A widget push is already waiting (delivery \(waiting.id)); when it goes, the widget reloads and shows this change too."))
+            return
+        }
+        let counted = past.filter { $0.state.countsAgainstBudget }
+        let today = counted.filter { $0.plannedAt > now.addingTimeInterval(-24 * 3600) }.count
+        guard today < policy.widgetDailyCap else {
+            plan.skips.append(DeliverySkip(
+                target: target.ref, pushType: .widgets, reason: .widgetDailyCap,
+                sentence: "This widget token already had \(today) pushes in the last 24 hours (cap \(policy.widgetDailyCap)); its timeline will catch up."))
+            return
+        }
+        let earliest = counted.map(\.runAt).max().map { $0.addingTimeInterval(policy.widgetMinimumInterval) } ?? now
+        let notBefore = max(now, earliest)
+        let deferred = notBefore > now
+        plan.deliveries.append(PlannedDelivery(
+            target: target.ref, pushType: .widgets, topic: APNsPushType.widgets.topic(bundleID: policy.bundleID),
+            priority: 5, body: APNsBodyBuilder.widget, collapseID: nil,
+            expiration: notBefore.addingTimeInterval(policy.widgetLifetime), notBefore: notBefore,
+            liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : .widgetChanged,
+            sentence: deferred
+                ? "The order is \(order.state.rawValue), but this widget was pushed less than \(Int(policy.widgetMinimumInterval / 60)) min ago: one reload goes at the end of that interval, covering every change until then."
+                : "The order is \(order.state.rawValue), which the widget shows: a content-changed push at priority 5."))
+    }
+}
