@@ -10,16 +10,25 @@ public struct OrderStore: Sendable {
     public static let changeChannel = "crema_order_changes"
     /// How long an Idempotency-Key keeps its first answer.
     public static let idempotencyWindow: TimeInterval = 24 * 60 * 60
+    /// The bundle ID used with the built-in simulator when `CREMA_APNS_TOPIC` is not set.
+    public static let defaultBundleID = "cafe.crema.example"
 
     public let pool: PostgresPool
+    /// The numbers and bundle ID the delivery planner uses for every change.
+    public let deliveryPolicy: DeliveryPolicy
     private let now: @Sendable () -> Date
     private let makeID: @Sendable () -> UUID
 
     /// - Parameters:
     ///   - now: the clock, injected so tests control time.
     ///   - makeID: the order id generator, injected for the same reason.
-    public init(pool: PostgresPool, now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init) {
+    ///   - deliveryPolicy: the delivery planner's budgets and the app's bundle ID.
+    public init(
+        pool: PostgresPool, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(bundleID: OrderStore.defaultBundleID),
+        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+    ) {
         self.pool = pool
+        self.deliveryPolicy = deliveryPolicy
         self.now = now
         self.makeID = makeID
     }
@@ -72,10 +81,17 @@ public struct OrderStore: Sendable {
         return try await database {
             try await pool.withTransaction { connection in
                 if let replay = try await Self.claim(request, store: placement.storeID, on: connection) { return replay }
+                // The number, and the customer's tokens with their last day of decisions, in one round trip.
                 let numbers = try await connection.query(
                     """
-                    UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = \(placement.storeID)
-                    RETURNING next_order_number - 1 AS number, name, timezone
+                    WITH s AS (
+                        UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = \(placement.storeID)
+                        RETURNING store_id, next_order_number - 1 AS number, name, timezone
+                    ), o AS (
+                        SELECT s.store_id, NULL::uuid AS order_id, \(placement.customerRef)::text AS customer_ref FROM s
+                    ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+                    SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(since: at.addingTimeInterval(-DeliveryPlanning.historyWindow)))
+                    FROM s
                     """)
                 guard let storeRow = numbers.first else { throw StoreError.unknownStore(placement.storeID) }
                 let number = try storeRow.decode("number", as: Int.self)
@@ -86,8 +102,11 @@ public struct OrderStore: Sendable {
                     throw StoreError.rejected(error)
                 }
                 let response = try render(order)
-                let projection = try StoredProjection.json(
-                    order, storeName: try storeRow.decode("name"), timezone: try storeRow.decode("timezone"), now: at)
+                let storeName: String = try storeRow.decode("name")
+                let timezone: String = try storeRow.decode("timezone")
+                let projection = try StoredProjection.json(order, storeName: storeName, timezone: timezone, now: at)
+                let plan = try planDeliveries(
+                    order: order, previous: nil, event: .placed, storeName: storeName, timezone: timezone, at: at, row: storeRow)
                 try await connection.query(
                     """
                     WITH inserted AS (
@@ -104,7 +123,7 @@ public struct OrderStore: Sendable {
                         FROM inserted
                     ), answer AS (
                         \(Self.storeAnswer(response, request: request, store: order.storeID))
-                    )
+                    ), \(DeliveryPlanning.writeCTEs(plan, order: order, event: .placed, at: at))
                     \(Self.notify(order))
                     """)
                 return CommandResponse(status: response.status, body: response.body, replayed: false)
@@ -120,12 +139,17 @@ public struct OrderStore: Sendable {
         let at = now()
         return try await database {
             try await pool.withTransaction { connection in
+                // The order, locked, with its targets and their last day of decisions, in one round trip.
                 let rows = try await connection.query(
                     """
-                    SELECT \(unescaped: OrderRow.columns),
-                           (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
-                           (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
-                    FROM orders WHERE order_id = \(orderID) FOR UPDATE
+                    WITH o AS (
+                        SELECT \(unescaped: OrderRow.columns),
+                               (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
+                               (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
+                        FROM orders WHERE order_id = \(orderID) FOR UPDATE
+                    ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+                    SELECT o.*, \(DeliveryPlanning.selectColumns(since: at.addingTimeInterval(-DeliveryPlanning.historyWindow)))
+                    FROM o
                     """)
                 guard let row = rows.first else { throw StoreError.unknownOrder }
                 let current = try OrderRow.order(from: row)
@@ -137,8 +161,11 @@ public struct OrderStore: Sendable {
                     throw StoreError.rejected(error)
                 }
                 let response = try render(next)
-                let projection = try StoredProjection.json(
-                    next, storeName: try row.decode("store_name"), timezone: try row.decode("store_timezone"), now: at)
+                let storeName: String = try row.decode("store_name")
+                let timezone: String = try row.decode("store_timezone")
+                let projection = try StoredProjection.json(next, storeName: storeName, timezone: timezone, now: at)
+                let plan = try planDeliveries(
+                    order: next, previous: current, event: event.type, storeName: storeName, timezone: timezone, at: at, row: row)
                 try await connection.query(
                     """
                     WITH event AS (
@@ -152,12 +179,24 @@ public struct OrderStore: Sendable {
                         WHERE store_id = \(next.storeID) AND order_id = \(next.id)
                     ), answer AS (
                         \(Self.storeAnswer(response, request: request, store: next.storeID))
-                    )
+                    ), \(DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
                     \(Self.notify(next))
                     """)
                 return CommandResponse(status: response.status, body: response.body, replayed: false)
             }
         }
+    }
+
+    // MARK: - Delivery planning
+
+    private func planDeliveries(
+        order: Order, previous: Order?, event: OrderEventType, storeName: String, timezone: String, at: Date, row: PostgresRow
+    ) throws -> DeliveryPlan {
+        let context = DeliveryContext(
+            order: order, previous: previous, event: event, storeName: storeName,
+            timeZone: TimeZone(identifier: timezone) ?? .gmt, now: at,
+            targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row))
+        return DeliveryPlanner.plan(context, policy: deliveryPolicy)
     }
 
     // MARK: - Idempotency

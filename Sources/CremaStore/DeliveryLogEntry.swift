@@ -1,0 +1,27 @@
+public import Foundation
+
+/// One row of an order's delivery log (`GET /v1/orders/{id}/deliveries`): a decision and what came of it.
+public struct DeliveryLogEntry: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var orderVersion: Int
+    public var orderEvent: String?
+    public var targetKind: String?
+    /// The first characters of the token the push went (or would go) to.
+    public var token: String?
+    public var pushType: String?
+    public var liveActivityEvent: String?
+    public var priority: Int?
+    public var collapseID: String?
+    public var state: String
+    public var reasonCode: String
+    public var reason: String
+    public var attempts: Int
+    public var apnsStatus: Int?
+    public var apnsReason: String?
+    public var apnsID: UUID?
+    public var plannedAt: Date
+    public var notBefore: Date
+    public var expiresAt: Date?
+    public var sentAt: Date?
+    public var finishedAt: Date?
+}

@@ -1,0 +1,139 @@
+import CremaCore
+import CremaPostgres
+import Foundation
+
+/// The SQL around the pure planner: what it reads (the order's targets and their last day of decisions, in the
+/// same statement that locks the order) and what it writes (outbox rows and supersessions, in the same
+/// statement that appends the event).
+enum DeliveryPlanning {
+    /// How far back the planner looks: the widget cap counts a rolling day.
+    static let historyWindow: TimeInterval = 24 * 60 * 60
+
+    /// A CTE body listing the active targets of `order` (a CTE named `o` with `store_id`, `order_id`,
+    /// `customer_ref`), as `kind, id, environment, registered_at`.
+    static let targetsCTE: StaticString = """
+        SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at
+        FROM push_targets p, o WHERE p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+        UNION ALL
+        SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8
+        FROM customer_tokens c, o WHERE c.customer_ref = o.customer_ref AND c.retired_at IS NULL
+        """
+
+    /// The select-list columns `targets` and `history` (JSON arrays) over a CTE named `t`.
+    static func selectColumns(since: Date) -> PostgresQuery {
+        """
+        (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+        (SELECT coalesce(json_agg(h), '[]') FROM (
+            SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
+                   d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+                   extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
+            FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
+            WHERE d.created_at > \(since)
+        ) h) AS history
+        """
+    }
+
+    private struct TargetRow: Decodable {
+        var kind: String
+        var id: Int64
+        var environment: String
+        var registered_at: Double
+    }
+
+    private struct HistoryRow: Decodable {
+        var id: Int64
+        var kind: String
+        var target: Int64
+        var order_id: UUID
+        var push_type: String?
+        var la_event: String?
+        var priority: Int?
+        var state: String
+        var planned_at: Double
+        var run_at: Double
+        var apns_timestamp: Int64?
+    }
+
+    static func targets(from row: PostgresRow) throws -> [PushTarget] {
+        try row.decode("targets", as: PostgresJSON.self).decode([TargetRow].self).compactMap { target in
+            guard let kind = PushTargetKind(rawValue: target.kind), let environment = APNsEnvironment(rawValue: target.environment)
+            else { return nil }
+            return PushTarget(
+                ref: PushTargetRef(kind: kind, id: target.id), environment: environment,
+                registeredAt: Date(timeIntervalSince1970: target.registered_at))
+        }
+    }
+
+    static func history(from row: PostgresRow) throws -> [DeliveryRecord] {
+        try row.decode("history", as: PostgresJSON.self).decode([HistoryRow].self).compactMap { record in
+            guard let kind = PushTargetKind(rawValue: record.kind), let pushType = record.push_type.flatMap(APNsPushType.init),
+                let state = DeliveryState(rawValue: record.state)
+            else { return nil }
+            return DeliveryRecord(
+                id: record.id, target: PushTargetRef(kind: kind, id: record.target), orderID: record.order_id,
+                pushType: pushType, liveActivityEvent: record.la_event.flatMap(LiveActivityEvent.init), priority: record.priority,
+                state: state, plannedAt: Date(timeIntervalSince1970: record.planned_at),
+                runAt: Date(timeIntervalSince1970: record.run_at), apnsTimestamp: record.apns_timestamp)
+        }
+    }
+
+    /// One outbox row as JSON, for `jsonb_to_recordset`.
+    private struct OutboxRow: Encodable {
+        var target_kind: String?
+        var target_id: Int64?
+        var push_type: String?
+        var priority: Int?
+        var topic: String?
+        var collapse_id: String?
+        var body: String?
+        var expires_at: Double?
+        var state: String
+        var reason_code: String
+        var reason: String
+        var run_at: Double
+        var la_event: String?
+        var apns_timestamp: Int64?
+    }
+
+    static func rows(_ plan: DeliveryPlan, at: Date) -> PostgresJSON {
+        let planned = plan.deliveries.map { d in
+            OutboxRow(
+                target_kind: d.target.kind.rawValue, target_id: d.target.id, push_type: d.pushType.rawValue, priority: d.priority,
+                topic: d.topic, collapse_id: d.collapseID, body: d.body.string, expires_at: d.expiration.timeIntervalSince1970,
+                state: "pending", reason_code: d.reason.rawValue, reason: d.sentence, run_at: d.notBefore.timeIntervalSince1970,
+                la_event: d.liveActivityEvent?.rawValue, apns_timestamp: d.apnsTimestamp)
+        }
+        let skipped = plan.skips.map { s in
+            OutboxRow(
+                target_kind: s.target?.kind.rawValue, target_id: s.target?.id, push_type: s.pushType?.rawValue, priority: nil,
+                topic: nil, collapse_id: nil, body: nil, expires_at: nil, state: "skipped", reason_code: s.reason.rawValue,
+                reason: s.sentence, run_at: at.timeIntervalSince1970, la_event: nil, apns_timestamp: nil)
+        }
+        // Encoding plain strings and numbers cannot fail.
+        return (try? PostgresJSON(encoding: planned + skipped)) ?? PostgresJSON(text: "[]")
+    }
+
+    /// CTEs named `outbox` and `superseded` writing `plan` for `order` (to follow other CTEs with a comma).
+    static func writeCTEs(_ plan: DeliveryPlan, order: Order, event: OrderEventType, at: Date) -> PostgresQuery {
+        let superseded = (try? PostgresJSON(encoding: plan.superseded)) ?? PostgresJSON(text: "[]")
+        return """
+            outbox AS (
+                INSERT INTO delivery_outbox (store_id, order_id, order_version, order_event, target_kind, target_id, push_type,
+                                             priority, topic, collapse_id, body, expires_at, state, reason_code, reason, run_at,
+                                             la_event, apns_timestamp, created_at, finished_at)
+                SELECT \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
+                       x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
+                       to_timestamp(x.run_at), x.la_event, x.apns_timestamp, \(at),
+                       CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
+                FROM jsonb_to_recordset(\(rows(plan, at: at))::jsonb) AS x(
+                    target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
+                    body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
+                    apns_timestamp bigint)
+            ), superseded AS (
+                UPDATE delivery_outbox SET state = 'superseded', finished_at = \(at)
+                WHERE store_id = \(order.storeID) AND state = 'pending'
+                  AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text(\(superseded)::jsonb))
+            )
+            """
+    }
+}
