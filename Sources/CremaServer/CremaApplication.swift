@@ -4,7 +4,7 @@ import Foundation
 public import Hummingbird
 public import Logging
 public import Prometheus
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// The composition root, used by `crema serve` and by the tests alike: one pool, one store, the router
 /// with its middleware, and the background services, wired in dependency order.
@@ -37,6 +37,7 @@ public enum CremaApplication {
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(store: dependencies.store).register(on: router)
         OrderRoutes(store: dependencies.store).register(on: router)
+        TokenRoutes(store: dependencies.store).register(on: router)
         routes.record(router.routes)
         return router
     }
@@ -44,13 +45,14 @@ public enum CremaApplication {
     /// The HTTP application plus the services that live as long as it does. `onListening` gets the bound
     /// port once the server accepts connections (the real one when `port` is 0).
     public static func build(
-        _ dependencies: Dependencies, host: String, port: Int, logger: Logger,
+        _ dependencies: Dependencies, host: String, port: Int, logger: Logger, services: [any Service] = [],
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
             router: router(dependencies),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
-            services: [IdempotencyJanitor(pool: dependencies.pool, logger: logger), PoolCloser(pool: dependencies.pool)],
+            // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
+            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(pool: dependencies.pool, logger: logger)] + services,
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
             logger: logger)
     }

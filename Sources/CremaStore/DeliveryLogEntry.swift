@@ -24,4 +24,23 @@ public struct DeliveryLogEntry: Sendable, Hashable, Codable {
     public var expiresAt: Date?
     public var sentAt: Date?
     public var finishedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, token, priority, state, reason, attempts
+        case orderVersion = "order_version"
+        case orderEvent = "order_event"
+        case targetKind = "target_kind"
+        case pushType = "push_type"
+        case liveActivityEvent = "live_activity_event"
+        case collapseID = "collapse_id"
+        case reasonCode = "reason_code"
+        case apnsStatus = "apns_status"
+        case apnsReason = "apns_reason"
+        case apnsID = "apns_id"
+        case plannedAt = "planned_at"
+        case notBefore = "not_before"
+        case expiresAt = "expires_at"
+        case sentAt = "sent_at"
+        case finishedAt = "finished_at"
+    }
 }

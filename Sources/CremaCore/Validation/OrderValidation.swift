@@ -54,6 +54,11 @@ public enum OrderValidation {
     }
 
     /// Non-blank, no control characters, at most `max` characters (grapheme clusters).
+    /// A customer reference, as in `placed` and the customer token routes.
+    public static func customerRef(_ value: String) throws(OrderError) {
+        try text(value, field: "customer_ref", max: 128)
+    }
+
     static func text(_ value: String, field: String, max: Int) throws(OrderError) {
         if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw .invalidValue(field: field, reason: "must not be blank")

@@ -17,6 +17,8 @@ public enum APIError: Error, Sendable, Equatable {
     case methodNotAllowed(allowed: [String])
     case unknownOrder
     case unknownStore(String)
+    /// DELETE of a token that is not registered (or was already retired).
+    case unknownToken
     case order(OrderError)
     case idempotencyMismatch
     case payloadTooLarge(limit: Int)
@@ -34,6 +36,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .methodNotAllowed: "method_not_allowed"
         case .unknownOrder: "unknown_order"
         case .unknownStore: "unknown_store"
+        case .unknownToken: "unknown_token"
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
         case .payloadTooLarge: "payload_too_large"
@@ -47,7 +50,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: .badRequest
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
-        case .notFound, .unknownOrder, .unknownStore: .notFound
+        case .notFound, .unknownOrder, .unknownStore, .unknownToken: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .order(.invalidTransition), .order(.versionConflict): .conflict
         case .order(.invalidValue), .idempotencyMismatch: .unprocessableContent
@@ -68,6 +71,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .notFound: "There is no such route; see /openapi.yaml."
         case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
         case .unknownOrder: "There is no order with this id."
+        case .unknownToken: "No such token is registered (it may have been retired after APNs refused it)."
         case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
         case .order(let error): error.message
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."

@@ -14,6 +14,7 @@ struct OrderRoutes {
         router.get("/v1/orders/{id}") { request, context in try await self.show(request, context) }
         router.post("/v1/orders/{id}/events") { request, context in try await self.event(request, context) }
         router.get("/v1/orders/{id}/preview") { request, context in try await self.preview(request, context) }
+        router.get("/v1/orders/{id}/deliveries") { request, context in try await self.deliveries(request, context) }
     }
 
     func place(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -53,6 +54,14 @@ struct OrderRoutes {
         guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
         guard let shop = try await store.store(id: detail.order.storeID) else { throw APIError.unknownOrder }
         return try JSONResponse.make(.ok, OrderPreview(detail: detail, store: shop, now: Date()))
+    }
+
+    /// Every delivery decision for the order, skips included, with what APNs answered.
+    func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.pos, .barista, .dashboard])
+        let id = try Self.orderID(context)
+        guard let log = try await DeliveryStore(pool: store.pool).log(orderID: id) else { throw APIError.unknownOrder }
+        return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {

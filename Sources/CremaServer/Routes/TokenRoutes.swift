@@ -1,0 +1,85 @@
+import CremaCore
+import CremaStore
+import Foundation
+import Hummingbird
+import Logging
+
+/// The iOS app's token routes (DESIGN §9, role `app`): an order's Live Activity token, and a customer's alert,
+/// widget and push-to-start tokens. Tokens are checked, stored lowercase and never logged or echoed whole.
+struct TokenRoutes {
+    let store: OrderStore
+
+    static let activityPath: RouterPath = "/v1/orders/{id}/live-activity-token"
+    static let customerPath: RouterPath = "/v1/customers/{ref}/tokens/{kind}/{token}"
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.put(Self.activityPath) { request, context in try await self.putActivity(request, context) }
+        router.delete(Self.activityPath) { request, context in try await self.deleteActivity(request, context) }
+        router.put(Self.customerPath) { request, context in try await self.putCustomer(request, context) }
+        router.delete(Self.customerPath) { request, context in try await self.deleteCustomer(request, context) }
+    }
+
+    func putActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.app])
+        let id = try OrderRoutes.orderID(context)
+        let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
+        let token = try Self.validated(body.token, field: "token")
+        let registered = try await store.putActivityToken(orderID: id, token: token, environment: body.environment)
+        context.logger.info(
+            "live activity token registered",
+            metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id))
+    }
+
+    func deleteActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.app])
+        guard try await store.deleteActivityToken(orderID: try OrderRoutes.orderID(context)) else { throw APIError.unknownToken }
+        return Response(status: .noContent)
+    }
+
+    func putCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.app])
+        let (ref, kind, token) = try Self.customerParameters(context)
+        let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
+        let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
+        let registered = try await store.putCustomerToken(
+            customerRef: ref, kind: kind, token: token, environment: body.environment, replaces: replaces)
+        context.logger.info(
+            "customer token registered",
+            metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, customerRef: ref))
+    }
+
+    func deleteCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.app])
+        let (ref, kind, token) = try Self.customerParameters(context)
+        guard try await store.deleteCustomerToken(customerRef: ref, kind: kind, token: token) else { throw APIError.unknownToken }
+        return Response(status: .noContent)
+    }
+
+    /// `{ref}`, `{kind}` (alert | widget | push-to-start) and `{token}` from the path, checked.
+    static func customerParameters(_ context: CremaRequestContext) throws -> (String, PushTargetKind, String) {
+        let ref = context.parameters.get("ref") ?? ""
+        do throws(OrderError) {
+            try OrderValidation.customerRef(ref)
+        } catch {
+            throw APIError.order(error)
+        }
+        let kind: PushTargetKind
+        switch context.parameters.get("kind") {
+        case "alert": kind = .alert
+        case "widget": kind = .widget
+        case "push-to-start": kind = .pushToStart
+        default: throw APIError.invalidField(field: "kind", reason: "must be alert, widget or push-to-start")
+        }
+        return (ref, kind, try validated(context.parameters.get("token") ?? "", field: "token"))
+    }
+
+    static func validated(_ token: String, field: String) throws(APIError) -> String {
+        do throws(OrderError) {
+            return try PushTokenValidation.normalized(token, field: field)
+        } catch {
+            throw .order(error)
+        }
+    }
+}
