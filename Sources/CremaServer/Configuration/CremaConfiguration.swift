@@ -1,4 +1,5 @@
 import CremaCore
+import CremaStore
 public import Foundation
 
 /// Everything `crema serve` is configured with, read from the environment names fixed in DESIGN §9.
@@ -18,6 +19,8 @@ public struct CremaConfiguration: Sendable {
     public var apiKeys: APIKeys
     public var poolSize: Int
     public var logLevel: String
+    /// Where pushes go; `.simulator` runs the built-in APNs simulator in-process.
+    public var apns: APNsSettings = .simulator(bundleID: OrderStore.defaultBundleID)
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -58,6 +61,45 @@ public struct CremaConfiguration: Sendable {
         guard let poolSize = Int(poolText), (1...500).contains(poolSize) else { throw .invalid("CREMA_DB_POOL_SIZE", poolText) }
         self.poolSize = poolSize
         logLevel = environment["LOG_LEVEL"] ?? "info"
+        apns = try APNsSettings(environment: environment)
+    }
+}
+
+/// Where Crema sends pushes, from the `CREMA_APNS_*` variables (DESIGN §9).
+public enum APNsSettings: Sendable, Equatable {
+    /// No Apple key configured: the built-in simulator, in-process, with a key generated for it.
+    case simulator(bundleID: String)
+    /// A `.p8` key: Apple's production and sandbox hosts by token environment, or everything to `url`
+    /// (a simulator or proxy) trusting `caFile` in addition to the system roots.
+    case apple(keyFile: String, keyID: String, teamID: String, bundleID: String, url: URL?, caFile: String?)
+
+    public var bundleID: String {
+        switch self {
+        case .simulator(let bundleID), .apple(_, _, _, let bundleID, _, _): bundleID
+        }
+    }
+
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let topic = value("CREMA_APNS_TOPIC")
+        guard let keyFile = value("CREMA_APNS_KEY_FILE") else {
+            if value("CREMA_APNS_URL") != nil {
+                throw .invalid("CREMA_APNS_URL", "set, but CREMA_APNS_KEY_FILE is not: a server other than the built-in simulator needs a signing key")
+            }
+            self = .simulator(bundleID: topic ?? OrderStore.defaultBundleID)
+            return
+        }
+        guard let keyID = value("CREMA_APNS_KEY_ID") else { throw .invalid("CREMA_APNS_KEY_ID", "missing (the 10-character Key ID of the .p8 key)") }
+        guard let teamID = value("CREMA_APNS_TEAM_ID") else { throw .invalid("CREMA_APNS_TEAM_ID", "missing (the 10-character Team ID)") }
+        guard let topic else { throw .invalid("CREMA_APNS_TOPIC", "missing (the app's bundle ID)") }
+        var url: URL?
+        if let text = value("CREMA_APNS_URL") {
+            guard let parsed = URL(string: text), parsed.scheme == "https", parsed.host != nil else {
+                throw .invalid("CREMA_APNS_URL", "must be an https:// URL")
+            }
+            url = parsed
+        }
+        self = .apple(keyFile: keyFile, keyID: keyID, teamID: teamID, bundleID: topic, url: url, caFile: value("CREMA_APNS_CA_FILE"))
     }
 }
 
@@ -75,6 +117,7 @@ public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equata
 
     public var description: String {
         switch self {
+        case .invalid(let name, let reason) where name.hasPrefix("CREMA_APNS_"): "\(name) \(reason)"
         case .invalid(let name, let value): "\(name)=\(value) is not valid"
         case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, e.g. pos:k1,barista:k2)"
         }

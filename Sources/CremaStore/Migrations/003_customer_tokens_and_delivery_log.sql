@@ -7,7 +7,7 @@ CREATE TABLE customer_tokens (
     customer_ref   text        NOT NULL,
     token_id       bigint      GENERATED ALWAYS AS IDENTITY,
     kind           text        NOT NULL CHECK (kind IN ('push_to_start', 'alert', 'widget')),
-    token          text        NOT NULL CHECK (token ~ '^[0-9a-f]{32,400}$'),
+    token          text        NOT NULL CHECK (token ~ '^[0-9a-f]+$' AND length(token) BETWEEN 32 AND 400),
     environment    text        NOT NULL CHECK (environment IN ('sandbox', 'production')),
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
@@ -19,6 +19,9 @@ CREATE UNIQUE INDEX customer_tokens_active ON customer_tokens (customer_ref, kin
 CREATE UNIQUE INDEX customer_tokens_id ON customer_tokens (token_id);
 
 ALTER TABLE push_targets ADD CONSTRAINT push_targets_activity_only CHECK (kind = 'live_activity');
+-- 002's check used {32,400}, beyond PostgreSQL's regex repetition limit of 255: every insert failed.
+ALTER TABLE push_targets DROP CONSTRAINT push_targets_token_check;
+ALTER TABLE push_targets ADD CONSTRAINT push_targets_token_check CHECK (token ~ '^[0-9a-f]+$' AND length(token) BETWEEN 32 AND 400);
 -- One active token per activity (rotation replaces it in place); a retired token may come back later.
 DROP INDEX push_targets_unique_token;
 CREATE UNIQUE INDEX push_targets_one_per_order ON push_targets (store_id, order_id) WHERE retired_at IS NULL;
