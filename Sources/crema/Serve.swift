@@ -15,7 +15,9 @@ extension Crema {
             discussion: """
                 With no CREMA_DATABASE_URL and no PG* variables, runs a private PostgreSQL cluster under \
                 .crema/postgres, seeds a demo store 'demo', generates an API key per role (kept in \
-                .crema/api-keys) and prints them. The cluster is stopped on SIGINT/SIGTERM.
+                .crema/api-keys) and prints them. The cluster is stopped on SIGINT/SIGTERM. With no \
+                CREMA_APNS_KEY_FILE, pushes go to a built-in APNs simulator (HTTP/2 + TLS on 127.0.0.1, its \
+                certificate in .crema/apns-sim/); the outbox dispatcher runs inside serve either way.
                 """)
 
         @Option(help: "Listen address (overrides CREMA_HTTP_HOST; default 127.0.0.1).") var host: String?
@@ -33,14 +35,14 @@ extension Crema {
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-            let store = OrderStore(pool: pool)
+            let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
+            let store = OrderStore(pool: pool, deliveryPolicy: DeliveryPolicy(bundleID: apns.bundleID))
 
             var keys = configuration.apiKeys
             if let cluster {
                 keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
                 _ = try await Self.seedDemoStore(store)
                 say("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
-                say("APNs: no Apple key configured; delivery to the built-in simulator arrives with the delivery feature.")
             } else if keys.isEmpty {
                 throw RuntimeError(message: "CREMA_API_KEYS is not set: give role:key pairs, e.g. pos:…,barista:…,dashboard:…,app:…")
             }
@@ -50,17 +52,23 @@ extension Crema {
                 for role in Role.allCases { if let key = keys.key(for: role) { say("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
             }
 
+            say(apns.summary)
+
             let host = configuration.host
+            let dependencies = CremaApplication.Dependencies(pool: pool, store: store, migrator: migrator, keys: keys)
+            let dispatcher = Dispatcher(
+                store: DeliveryStore(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
-                .init(pool: pool, store: store, migrator: migrator, keys: keys), host: host, port: configuration.port,
-                logger: logger
+                dependencies, host: host, port: configuration.port, logger: logger, services: [dispatcher]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()
             } catch {
+                await apns.shutdown()
                 try? await database.stopClusterIfStartedHere()
                 throw error
             }
+            await apns.shutdown()
             try await database.stopClusterIfStartedHere()
         }
 

@@ -1,0 +1,173 @@
+import CremaAPNs
+public import CremaCore
+import CremaPostgres
+public import CremaStore
+import Foundation
+public import Logging
+public import Prometheus
+public import ServiceLifecycle
+
+/// Sends the outbox to APNs (DESIGN §6): wakes on NOTIFY (1 s poll fallback), claims due rows under a lease
+/// with SKIP LOCKED, sends each batch concurrently over one HTTP/2 connection, records outcomes in one
+/// statement per batch, rescues expired leases and prunes finished rows. At least once: a crash between
+/// sending and recording sends those rows again after their lease.
+public struct Dispatcher: Service, CustomStringConvertible {
+    let store: DeliveryStore
+    let client: APNsClient
+    /// Where wake-ups come from; nil polls only.
+    let conninfo: String?
+    let configuration: DispatcherConfiguration
+    let logger: Logger
+    let metrics: DispatcherMetrics
+
+    public var description: String { "Dispatcher" }
+
+    public init(
+        store: DeliveryStore, client: APNsClient, conninfo: String?, configuration: DispatcherConfiguration = .init(),
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) {
+        self.store = store
+        self.client = client
+        self.conninfo = conninfo
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = DispatcherMetrics(registry: registry)
+    }
+
+    public func run() async throws {
+        let doorbell = Doorbell()
+        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderStore.changeChannel], logger: logger) }
+        logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                if let listener {
+                    group.addTask {
+                        for await _ in listener.events() { await doorbell.ring() }
+                    }
+                }
+                for worker in 0..<configuration.workers {
+                    group.addTask { await self.work(worker, doorbell: doorbell) }
+                }
+                group.addTask { await self.maintain() }
+                await group.next()
+                await listener?.shutdown()
+                group.cancelAll()
+            }
+        }
+        await listener?.shutdown()
+        logger.info("dispatcher stopped")
+    }
+
+    /// One claim–send–record loop.
+    func work(_ worker: Int, doorbell: Doorbell) async {
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                let batch = try await store.claim(limit: configuration.batchSize, lease: configuration.lease)
+                if failing {
+                    logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
+                    failing = false
+                }
+                if batch.isEmpty {
+                    await doorbell.wait(timeout: configuration.pollInterval)
+                    continue
+                }
+                let results = await send(batch)
+                try await store.record(results)
+                for result in results { metrics.record(result) }
+            } catch {
+                if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
+                failing = true
+                try? await Task.sleep(for: configuration.pollInterval)
+            }
+        }
+    }
+
+    /// Sends every row of a batch at once; the client multiplexes them over HTTP/2.
+    func send(_ batch: [ClaimedDelivery]) async -> [DeliveryResult] {
+        await withTaskGroup(of: DeliveryResult.self) { group in
+            for delivery in batch { group.addTask { await self.send(delivery) } }
+            var results: [DeliveryResult] = []
+            results.reserveCapacity(batch.count)
+            for await result in group { results.append(result) }
+            return results
+        }
+    }
+
+    func send(_ delivery: ClaimedDelivery) async -> DeliveryResult {
+        guard let token = delivery.token, let environment = delivery.environment, !delivery.tokenRetired else {
+            return DeliveryResult(delivery: delivery, outcome: .skipped(reason: "the token was retired before this push was sent"))
+        }
+        let now = Date()
+        if let expiry = delivery.expiresAt, expiry < now {
+            return DeliveryResult(delivery: delivery, outcome: .dead(status: nil, reason: "expired before it could be sent"))
+        }
+        let apnsID = UUID()
+        let request = APNsRequest(
+            deviceToken: token, environment: environment, pushType: delivery.pushType, topic: delivery.topic,
+            priority: delivery.priority, expiration: delivery.expiresAt, collapseID: delivery.collapseID, apnsID: apnsID,
+            body: Data(delivery.body.utf8))
+        if delivery.attempts == 1 {
+            metrics.recordLatency(.seconds(now.timeIntervalSince(delivery.plannedAt)), pushType: delivery.pushType)
+        }
+        do {
+            let response = try await client.send(request)
+            return DeliveryResult(delivery: delivery, outcome: outcome(of: response, for: delivery), apnsID: response.apnsID ?? apnsID)
+        } catch {
+            logger.debug(
+                "APNs request failed", metadata: ["delivery": "\(delivery.id)", "token": "\(PushTokenValidation.redacted(token))", "error": "\(error.code)"])
+            return DeliveryResult(delivery: delivery, outcome: retry(delivery, status: nil, reason: error.code, after: nil), apnsID: apnsID)
+        }
+    }
+
+    /// What the outbox row becomes after APNs' answer (apns-reference §3, via `APNsDisposition`).
+    func outcome(of response: APNsResponse, for delivery: ClaimedDelivery) -> DeliveryOutcome {
+        let reason = response.reason ?? "HTTP \(response.status)"
+        switch response.disposition {
+        case .delivered:
+            return .sent(status: response.status, apnsID: response.apnsID)
+        case .retry(let after):
+            return retry(delivery, status: response.status, reason: reason, after: after)
+        case .refreshProviderToken:
+            // The client already minted a new token and tried once more; try again later.
+            return retry(delivery, status: response.status, reason: reason, after: nil)
+        case .retireToken(let since):
+            logger.info(
+                "APNs retired a token", metadata: ["delivery": "\(delivery.id)", "reason": "\(reason)", "target": "\(delivery.target.map { "\($0)" } ?? "-")"])
+            return .tokenRetired(status: response.status, reason: reason, since: since)
+        case .deadLetter:
+            logger.warning("APNs refused a push for good", metadata: ["delivery": "\(delivery.id)", "status": "\(response.status)", "reason": "\(reason)"])
+            return .dead(status: response.status, reason: reason)
+        }
+    }
+
+    func retry(_ delivery: ClaimedDelivery, status: Int?, reason: String, after: Double?) -> DeliveryOutcome {
+        var policy = configuration.retry
+        policy.maxAttempts = delivery.maxAttempts
+        guard let delay = policy.delay(afterAttempt: delivery.attempts, retryAfter: after, random: Double.random(in: 0..<1)) else {
+            return .dead(status: status, reason: "\(reason) (gave up after \(delivery.attempts) attempts)")
+        }
+        return .retry(at: Date().addingTimeInterval(delay), status: status, reason: reason)
+    }
+
+    /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes.
+    func maintain() async {
+        var lastPrune = ContinuousClock.now - .seconds(600)
+        while !Task.isCancelled {
+            do {
+                let rescued = try await store.rescueExpiredLeases()
+                if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
+                let depth = try await store.depth()
+                metrics.depth(pending: depth.pending, inflight: depth.inflight, oldest: depth.oldestPendingAge)
+                if ContinuousClock.now - lastPrune >= .seconds(600) {
+                    let pruned = try await store.prune(olderThan: configuration.retention)
+                    if pruned > 0 { logger.info("pruned finished deliveries", metadata: ["count": "\(pruned)"]) }
+                    lastPrune = .now
+                }
+            } catch {
+                logger.debug("outbox maintenance failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.maintenanceInterval)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+public import CremaCore
+
+/// How a dispatcher claims and sends: sizes, lease, wake-up fallback, retention, retries.
+public struct DispatcherConfiguration: Sendable {
+    /// Rows claimed per batch; each batch is sent concurrently and recorded in one statement.
+    public var batchSize: Int = 64
+    /// Independent claim–send–record loops; SKIP LOCKED keeps them (and other processes) apart.
+    public var workers: Int = 2
+    /// How long a claim holds a row; past it, a crashed dispatcher's rows are rescued.
+    public var lease: Duration = .seconds(60)
+    /// The poll fallback when no NOTIFY arrives.
+    public var pollInterval: Duration = .seconds(1)
+    /// How often expired leases are rescued and the outbox gauges refreshed.
+    public var maintenanceInterval: Duration = .seconds(5)
+    /// Finished rows older than this are pruned (the planner looks back 24 hours, so keep more).
+    public var retention: Double = 72 * 3600
+    public var retry = RetryPolicy()
+
+    public init() {}
+}

@@ -1,0 +1,57 @@
+import CremaAPNs
+import CremaAPNsSimulator
+import CremaCore
+import CremaServer
+import Foundation
+import Logging
+
+/// The APNs client a process sends with, and the in-process simulator behind it when no Apple key is
+/// configured (DESIGN §7's embedded default).
+struct APNsRuntime {
+    var client: APNsClient
+    var simulator: APNsSimulator?
+    var bundleID: String
+
+    /// The simulator's key is generated per start: only this process signs for it, so nothing is kept.
+    static let simulatorKeyID = "CREMASIM01"
+    static let simulatorTeamID = "CREMATEAM1"
+
+    static func start(_ settings: APNsSettings, dataDirectory: URL, logger: Logger) async throws -> APNsRuntime {
+        switch settings {
+        case .simulator(let bundleID):
+            let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
+            let directory = dataDirectory.appendingPathComponent("apns-sim")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            var configuration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
+            configuration.bundleID = bundleID
+            let simulator = try await APNsSimulator.start(configuration, logger: logger)
+            let client = try APNsClient(
+                configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+            return APNsRuntime(client: client, simulator: simulator, bundleID: bundleID)
+        case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
+            let key: APNsSigningKey
+            do {
+                key = try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID)
+            } catch {
+                throw RuntimeError(message: "CREMA_APNS_KEY_FILE \(keyFile): \(error)")
+            }
+            let configuration = url.map { APNsClientConfiguration.singleServer($0, signingKey: key, extraTrustRootsPEMFile: caFile) }
+                ?? APNsClientConfiguration(signingKey: key, extraTrustRootsPEMFile: caFile)
+            return APNsRuntime(client: try APNsClient(configuration: configuration, logger: logger), simulator: nil, bundleID: bundleID)
+        }
+    }
+
+    /// One line for the terminal saying where pushes go.
+    var summary: String {
+        if let simulator {
+            return "APNs: no Apple key configured; delivering to the built-in simulator at \(simulator.baseURL.absoluteString) "
+                + "(requests: \(simulator.baseURL.absoluteString)/sim/requests)"
+        }
+        return "APNs: delivering with the configured key (topic \(bundleID))"
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+        try? await simulator?.shutdown()
+    }
+}

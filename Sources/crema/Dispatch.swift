@@ -1,0 +1,60 @@
+import ArgumentParser
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaStore
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+extension Crema {
+    /// `crema dispatch`: only the outbox dispatcher, for deployments that scale sending apart from the API.
+    struct Dispatch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send the delivery outbox to APNs (without serving the API).",
+            discussion: """
+                Wakes on PostgreSQL NOTIFY with a 1 s poll fallback, claims due pushes with FOR UPDATE SKIP LOCKED \
+                under a lease, sends them over HTTP/2 and records the outcomes. Several dispatchers (and \
+                `crema serve`, which runs one too) can share a database. Uses the same CREMA_DATABASE_URL and \
+                CREMA_APNS_* variables as `crema serve`; with no Apple key it sends to an in-process simulator.
+                """)
+
+        @Option(help: "Rows claimed per batch.") var batchSize = 64
+        @Option(help: "Concurrent claim–send–record loops.") var workers = 2
+        @Option(help: "Lease in seconds: rows held by a dispatcher that dies come back after this.") var leaseSeconds = 60
+
+        func run() async throws {
+            let configuration = try Runtime.configuration()
+            let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
+            let database = try await Runtime.database(configuration, logger: logger)
+            let pool = PostgresPool(.init(conninfo: database.conninfo, maxConnections: workers + 2), logger: logger)
+            let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
+            _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
+            let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
+            say(apns.summary)
+            var settings = DispatcherConfiguration()
+            settings.batchSize = batchSize
+            settings.workers = workers
+            settings.lease = .seconds(leaseSeconds)
+            let dispatcher = Dispatcher(
+                store: DeliveryStore(pool: pool), client: apns.client, conninfo: database.conninfo, configuration: settings,
+                registry: PrometheusCollectorRegistry(), logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(services: [.init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            say("Crema dispatcher running (Ctrl-C to stop)")
+            do {
+                try await group.run()
+            } catch {
+                await apns.shutdown()
+                await pool.close()
+                try? await database.stopClusterIfStartedHere()
+                throw error
+            }
+            await apns.shutdown()
+            await pool.close()
+            try await database.stopClusterIfStartedHere()
+        }
+    }
+}

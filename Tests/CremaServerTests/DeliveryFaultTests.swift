@@ -1,0 +1,126 @@
+import CremaAPNsSimulator
+import CremaCore
+import Foundation
+import Testing
+
+/// APNs faults injected in the simulator, handled as apns-reference §3 classifies them.
+@Suite(.serialized) struct DeliveryFaultTests {
+    typealias H = DeliveryHarness
+
+    /// Places an order for a customer with only an alert token and makes it ready: one alert to send.
+    func readyAlert(_ h: H, customer: String, token: String) async throws -> String {
+        try await h.registerCustomer(customer, kind: "alert", token: token)
+        let id = try await h.place(customer: customer)
+        try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+        return id
+    }
+
+    func alertRow(_ h: H, _ id: String) async throws -> [String: Any] {
+        try #require(try await h.deliveries(id).first { $0["push_type"] as? String == "alert" })
+    }
+
+    @Test("429 and 503 are retried with backoff until APNs accepts", arguments: [
+        (429, "TooManyRequests", Optional(1)), (503, "ServiceUnavailable", Optional<Int>.none), (500, "InternalServerError", nil),
+    ])
+    func transientFaultsAreRetried(status: Int, reason: String, retryAfter: Int?) async throws {
+        try await H.run { h in
+            let token = H.token(10)
+            h.simulator.inject(.status(status, reason: reason, retryAfter: retryAfter, count: 2, token: token))
+            let id = try await readyAlert(h, customer: "c-retry", token: token)
+            #expect(try await h.drained(id))
+            let row = try await alertRow(h, id)
+            #expect(row["state"] as? String == "sent")
+            #expect(row["attempts"] as? Int == 3)
+            let seen = h.simulator.records(token: token)
+            #expect(seen.map(\.status) == [status, status, 200])
+            if let retryAfter {
+                // Retry-After is honoured: the second try came no sooner than it said.
+                #expect(seen[1].receivedAt.timeIntervalSince(seen[0].receivedAt) >= Double(retryAfter) - 0.05)
+            }
+        }
+    }
+
+    @Test("a push that keeps failing stops after the attempt limit: no retry storm")
+    func boundedAttempts() async throws {
+        try await H.run { h in
+            let token = H.token(11)
+            h.simulator.inject(.status(500, reason: "InternalServerError", retryAfter: nil, count: 1_000, token: token))
+            let id = try await readyAlert(h, customer: "c-storm", token: token)
+            #expect(try await h.drained(id))
+            let row = try await alertRow(h, id)
+            #expect(row["state"] as? String == "dead")
+            #expect(row["attempts"] as? Int == 8)
+            #expect((row["apns_reason"] as? String)?.contains("gave up after 8 attempts") == true)
+            #expect(h.simulator.records(token: token).count == 8)
+        }
+    }
+
+    @Test("410 retires the token and nothing more is sent to it")
+    func unregisteredRetiresTheToken() async throws {
+        try await H.run { h in
+            let token = H.token(12)
+            try await h.registerCustomer("c-gone", kind: "alert", token: token)
+            h.simulator.inject(.unregistered(token: token, since: Date().addingTimeInterval(5)))
+            let first = try await h.place(customer: "c-gone")
+            try await h.event(first, #"{"type":"ready","pickup_point":"counter"}"#)
+            #expect(try await h.drained(first))
+            let row = try await alertRow(h, first)
+            #expect(row["state"] as? String == "dead")
+            #expect(row["apns_status"] as? Int == 410)
+            #expect(row["apns_reason"] as? String == "Unregistered")
+
+            let second = try await h.place(customer: "c-gone")
+            try await h.event(second, #"{"type":"ready","pickup_point":"counter"}"#)
+            #expect(try await h.drained(second))
+            #expect(try await h.deliveries(second).compactMap { $0["reason_code"] as? String }.allSatisfy { $0 == "no_targets" })
+            #expect(h.simulator.records(token: token).count == 1)
+        }
+    }
+
+    @Test("a 410 older than the token's latest registration does not retire it")
+    func staleUnregisteredKeepsTheToken() async throws {
+        try await H.run { h in
+            let token = H.token(13)
+            h.simulator.inject(.unregistered(token: token, since: Date().addingTimeInterval(-3600)))
+            let id = try await readyAlert(h, customer: "c-back", token: token)
+            #expect(try await h.drained(id))
+            let active = try await h.db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NULL", as: Int.self)
+            #expect(active == 1)
+        }
+    }
+
+    @Test("BadDeviceToken retires the token; PayloadTooLarge-like permanent errors are dead-lettered without retry")
+    func permanentErrors() async throws {
+        try await H.run { h in
+            let bad = H.token(14), refused = H.token(15)
+            h.simulator.inject(.status(400, reason: "BadDeviceToken", retryAfter: nil, count: 1, token: bad))
+            h.simulator.inject(.status(403, reason: "Forbidden", retryAfter: nil, count: 1, token: refused))
+            let first = try await readyAlert(h, customer: "c-bad", token: bad)
+            let second = try await readyAlert(h, customer: "c-forbidden", token: refused)
+            #expect(try await h.drained(first))
+            #expect(try await h.drained(second))
+            #expect(try await alertRow(h, first)["state"] as? String == "dead")
+            #expect(try await alertRow(h, second)["attempts"] as? Int == 1)
+            let retired = try await h.db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self)
+            #expect(retired == 1)
+        }
+    }
+
+    @Test("two dispatchers on one database send every push exactly once")
+    func twoDispatchersNeverDoubleSend() async throws {
+        try await H.run(dispatchers: 2) { h in
+            var tokens: [String] = []
+            var ids: [String] = []
+            for n in 0..<30 {
+                let token = H.token(UInt8(40 + n))
+                tokens.append(token)
+                try await h.registerCustomer("c-\(n)", kind: "alert", token: token)
+                let id = try await h.place(customer: "c-\(n)")
+                try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+                ids.append(id)
+            }
+            for id in ids { #expect(try await h.drained(id)) }
+            for token in tokens { #expect(h.simulator.records(token: token).count == 1) }
+        }
+    }
+}

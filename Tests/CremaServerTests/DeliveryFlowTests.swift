@@ -1,0 +1,108 @@
+import CremaAPNsSimulator
+import CremaCore
+import Foundation
+import Testing
+
+/// Issue #4's "done when", end to end: API → event transaction → outbox → dispatcher → APNs client →
+/// simulator over HTTP/2 + TLS, and the deliveries endpoint explaining each decision.
+@Suite(.serialized) struct DeliveryFlowTests {
+    typealias H = DeliveryHarness
+
+    @Test("a running Live Activity gets routine updates at priority 5, ready at 10 with an alert, and an end with a dismissal date")
+    func runningActivity() async throws {
+        try await H.run { h in
+            let activity = H.token(1, length: 80), alert = H.token(2), widget = H.token(3)
+            try await h.registerCustomer("c-la", kind: "alert", token: alert)
+            try await h.registerCustomer("c-la", kind: "widget", token: widget)
+            let id = try await h.place(customer: "c-la")
+            try await h.registerActivity(id, token: activity)
+            try await h.event(id, #"{"type":"started","barista":"Sam"}"#)
+            try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+            try await h.event(id, #"{"type":"picked_up"}"#)
+            #expect(try await h.drained(id))
+
+            let pushes = h.accepted(activity)
+            try #require(pushes.count == 3)
+            #expect(pushes.map { $0.aps["event"] as? String } == ["update", "update", "end"])
+            #expect(pushes.map(\.record.priority) == [5, 10, 5])
+            #expect(pushes.map { $0.aps["alert"] != nil } == [false, true, false])
+            #expect(pushes.map(\.record.topic) == Array(repeating: "\(H.bundleID).push-type.liveactivity", count: 3))
+            #expect(pushes[2].aps["dismissal-date"] != nil)
+            let stamps = pushes.compactMap { ($0.aps["timestamp"] as? NSNumber)?.int64Value }
+            #expect(stamps.count == 3 && stamps == stamps.sorted() && Set(stamps).count == 3)
+            #expect((pushes[1].aps["content-state"] as? [String: Any])?["status"] as? String == "ready")
+
+            // The activity carried the news: the alert token heard nothing. The widget reloaded once at placement;
+            // ready and pickup fell inside its 5-minute interval: one trailing push waits, pickup coalesced into it.
+            #expect(h.simulator.records(token: alert).isEmpty)
+            #expect(h.accepted(widget).count == 1)
+            let log = try await h.deliveries(id)
+            let codes = log.map { "\($0["order_event"] as? String ?? "-"):\($0["reason_code"] as? String ?? "-"):\($0["state"] as? String ?? "-")" }
+            #expect(codes.contains("placed:widget_changed:sent"))
+            #expect(codes.contains("started:activity_update:sent"))
+            #expect(codes.contains("ready:activity_update_urgent:sent"))
+            #expect(codes.contains("ready:alert_shown_in_activity:skipped"))
+            #expect(codes.contains("ready:widget_deferred:pending"))
+            #expect(codes.contains("picked_up:activity_end:sent"))
+            #expect(codes.contains("picked_up:widget_coalesced:skipped"))
+            let sent = log.filter { $0["state"] as? String == "sent" }
+            #expect(sent.allSatisfy { $0["apns_status"] as? Int == 200 && $0["apns_id"] is String && $0["attempts"] as? Int == 1 })
+            #expect(log.allSatisfy { ($0["reason"] as? String)?.isEmpty == false })
+        }
+    }
+
+    @Test("with only a push-to-start token the order starts a Live Activity, once")
+    func pushToStart() async throws {
+        try await H.run { h in
+            let token = H.token(4, length: 80)
+            try await h.registerCustomer("c-p2s", kind: "push-to-start", token: token)
+            let id = try await h.place(customer: "c-p2s")
+            #expect(try await h.drained(id))
+            try await h.event(id, #"{"type":"started","barista":"Sam"}"#)
+            #expect(try await h.drained(id))
+            let pushes = h.accepted(token)
+            try #require(pushes.count == 1)
+            #expect(pushes[0].aps["event"] as? String == "start")
+            #expect(pushes[0].aps["attributes-type"] as? String == "OrderActivityAttributes")
+            #expect(pushes[0].aps["attributes"] is [String: Any])
+            #expect(pushes[0].aps["alert"] is [String: Any])
+            #expect(pushes[0].record.priority == 10)
+            let codes = try await h.deliveries(id).compactMap { $0["reason_code"] as? String }
+            #expect(codes == ["activity_start", "activity_start_pending"])
+        }
+    }
+
+    @Test("with no Live Activity the customer gets one alert, at ready, and nothing else")
+    func alertOnly() async throws {
+        try await H.run { h in
+            let token = H.token(5)
+            try await h.registerCustomer("c-alert", kind: "alert", token: token)
+            let id = try await h.place(customer: "c-alert")
+            for body in [#"{"type":"started","barista":"Sam"}"#, #"{"type":"ready","pickup_point":"counter"}"#, #"{"type":"picked_up"}"#] {
+                try await h.event(id, body)
+            }
+            #expect(try await h.drained(id))
+            let pushes = h.accepted(token)
+            try #require(pushes.count == 1)
+            #expect(pushes[0].record.pushType == "alert")
+            #expect(pushes[0].record.priority == 10)
+            #expect(pushes[0].record.topic == H.bundleID)
+            #expect(pushes[0].aps["interruption-level"] as? String == "time-sensitive")
+        }
+    }
+
+    @Test("the metrics count pushes by type and outcome and show the outbox depth")
+    func metrics() async throws {
+        try await H.run { h in
+            let token = H.token(6)
+            try await h.registerCustomer("c-m", kind: "alert", token: token)
+            let id = try await h.place(customer: "c-m")
+            try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+            #expect(try await h.drained(id))
+            let text = try await h.api.send(.get, "/metrics").text
+            #expect(text.contains(#"crema_apns_pushes_total{push_type="alert",outcome="sent"} 1"#)
+                || text.contains(#"crema_apns_pushes_total{outcome="sent",push_type="alert"} 1"#))
+            #expect(text.contains("crema_delivery_commit_to_send_seconds"))
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import CremaAPNs
+import CremaAPNsSimulator
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaStore
+import CremaTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Prometheus
+
+/// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by real
+/// NOTIFY), the real APNs client, and the project's APNs simulator over HTTP/2 + TLS on 127.0.0.1.
+struct DeliveryHarness: Sendable {
+    static let bundleID = "cafe.crema.test"
+    let api: APIClient
+    let db: TestDatabase
+    let simulator: APNsSimulator
+    let registry: PrometheusCollectorRegistry
+
+    /// Fast retries so fault tests finish quickly; the attempt limit is the production one.
+    static var fastRetries: DispatcherConfiguration {
+        var configuration = DispatcherConfiguration()
+        configuration.retry = RetryPolicy(base: 0.05, cap: 0.2, maxAttempts: 8)
+        configuration.pollInterval = .milliseconds(200)
+        configuration.maintenanceInterval = .milliseconds(500)
+        return configuration
+    }
+
+    static func run(
+        _ label: String = #function, dispatcher settings: DispatcherConfiguration = fastRetries, dispatchers: Int = 1,
+        _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")
+        var simConfiguration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
+        simConfiguration.bundleID = bundleID
+        let logger = Logger(label: "test")
+        let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
+        let client = try APNsClient(
+            configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+        do {
+            try await TestDatabase.with(label) { db in
+                let registry = PrometheusCollectorRegistry()
+                let dependencies = CremaApplication.Dependencies(
+                    pool: db.pool, store: OrderStore(pool: db.pool, deliveryPolicy: DeliveryPolicy(bundleID: bundleID)),
+                    migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys, registry: registry)
+                // Several dispatchers model several processes: each has its own listener and claims.
+                let running = (0..<dispatchers).map { _ in
+                    let dispatcher = Dispatcher(
+                        store: DeliveryStore(pool: db.pool), client: client, conninfo: db.conninfo, configuration: settings,
+                        registry: registry, logger: logger)
+                    return Task { try await dispatcher.run() }
+                }
+                defer { for task in running { task.cancel() } }
+                let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
+                try await app.test(.router) { http in
+                    try await body(DeliveryHarness(api: APIClient(client: http), db: db, simulator: simulator, registry: registry))
+                }
+                for task in running {
+                    task.cancel()
+                    _ = await task.result
+                }
+            }
+        } catch {
+            try? await client.shutdown()
+            try? await simulator.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        try await simulator.shutdown()
+    }
+
+    // MARK: - Helpers
+
+    static func token(_ seed: UInt8, length: Int = 32) -> String {
+        (0..<length).map { String(format: "%02x", (Int(seed) &+ $0 &* 7) & 0xff) }.joined()
+    }
+
+    /// Places an order for `customer` and returns its id.
+    func place(customer: String) async throws -> String {
+        try await api.createStore()
+        let body = """
+            {"store_id":"market-st","pos_ref":"T-1","customer_ref":"\(customer)","display_name":"Ana","locale":"en",
+             "items":[{"name":"Oat latte","quantity":1}],"eta":"\(Date().addingTimeInterval(600).formatted(.iso8601))"}
+            """
+        let response = try await api.post("/v1/orders", as: .pos, body)
+        guard let id = response.json["id"] as? String else { throw APIClient.HarnessError.unexpected(response.text) }
+        return id
+    }
+
+    func event(_ id: String, _ body: String, as role: Role = .barista) async throws {
+        let response = try await api.post("/v1/orders/\(id)/events", as: role, body)
+        guard response.status == .ok else { throw APIClient.HarnessError.unexpected(response.text) }
+    }
+
+    func registerActivity(_ id: String, token: String) async throws {
+        _ = try await api.send(.put, "/v1/orders/\(id)/live-activity-token", as: .app, body: #"{"token":"\#(token)","environment":"sandbox"}"#)
+    }
+
+    func registerCustomer(_ customer: String, kind: String, token: String) async throws {
+        _ = try await api.send(.put, "/v1/customers/\(customer)/tokens/\(kind)/\(token)", as: .app, body: #"{"environment":"production"}"#)
+    }
+
+    /// The order's delivery log.
+    func deliveries(_ id: String) async throws -> [[String: Any]] {
+        try await api.send(.get, "/v1/orders/\(id)/deliveries", as: .dashboard).json["deliveries"] as? [[String: Any]] ?? []
+    }
+
+    /// Waits until nothing due is left for the order (pending rows due now, or in flight), up to a generous
+    /// deadline; whether it drained is for the test to assert.
+    @discardableResult
+    func drained(_ id: String, deadline: Duration = .seconds(30)) async throws -> Bool {
+        let end = ContinuousClock.now + deadline
+        while ContinuousClock.now < end {
+            let now = Date()
+            let open = try await deliveries(id).filter {
+                switch $0["state"] as? String {
+                case "inflight": return true
+                case "pending":
+                    let notBefore = ($0["not_before"] as? String).flatMap { try? Date($0, strategy: .iso8601) } ?? now
+                    return notBefore <= now
+                default: return false
+                }
+            }
+            if open.isEmpty { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// Parsed `aps` of each request the simulator accepted for `token`, in order.
+    func accepted(_ token: String) -> [(record: APNsSimulatorRecord, aps: [String: Any])] {
+        simulator.records(token: token).filter { $0.status == 200 }.map { record in
+            let object = (try? JSONSerialization.jsonObject(with: Data(record.body.utf8))) as? [String: Any]
+            return (record, object?["aps"] as? [String: Any] ?? [:])
+        }
+    }
+}
