@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "CremaCore", targets: ["CremaCore"]),
         /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
+        .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
+        .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -33,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        // Already resolved through swift-certificates; named so the simulator can write its certificate as PEM.
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
@@ -65,6 +69,39 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - APNs: the HTTP/2 client (JWT ES256) and an APNs-compatible simulator to test and demo against.
+        .target(
+            name: "CremaAPNs",
+            dependencies: [
+                "CremaCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CremaAPNsSimulator",
+            dependencies: [
+                "CremaCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - HTTP server and composition root.
         .target(
             name: "CremaServer",
@@ -84,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaPostgres", "CremaStore",
+                "CremaServer", "CremaPostgres", "CremaStore", "CremaAPNsSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,6 +158,19 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: ["CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaAPNsTests",
+            dependencies: [
+                "CremaAPNs", "CremaAPNsSimulator", "CremaCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

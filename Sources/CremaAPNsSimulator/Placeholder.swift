@@ -1,0 +1,3 @@
+import NIOHTTP2
+import X509
+import NIOPosix
