@@ -1,3 +1,0 @@
-import NIOHTTP2
-import X509
-import NIOPosix
