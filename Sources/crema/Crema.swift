@@ -12,6 +12,6 @@ struct Crema: AsyncParsableCommand {
             (role:key pairs), CREMA_DATA_DIR (embedded cluster folder, default .crema), LOG_LEVEL.
             With no database configured, Crema runs its own private PostgreSQL cluster under .crema/.
             """,
-        subcommands: [Serve.self, Migrate.self, Postgres.self],
+        subcommands: [Serve.self, Migrate.self, Postgres.self, APNsSim.self],
         defaultSubcommand: Serve.self)
 }
