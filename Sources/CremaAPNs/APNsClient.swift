@@ -14,6 +14,7 @@ public final class APNsClient: Sendable {
     private let http: HTTPClient
     private let tokens: ProviderTokenCache
     private let logger: Logger
+    private let transportLogger: Logger
 
     /// Builds the client; `now` is the clock provider tokens are dated and aged by (tests inject one).
     public init(
@@ -35,10 +36,14 @@ public final class APNsClient: Sendable {
         // ALPN offers h2 first; APNs only speaks HTTP/2, a plain test server may fall back to HTTP/1.1.
         http.httpVersion = .automatic
         http.decompression = .disabled
-        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http, backgroundActivityLogger: logger)
+        // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
+        var transportLogger = logger
+        transportLogger.logLevel = max(logger.logLevel, .debug)
+        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http, backgroundActivityLogger: transportLogger)
         self.configuration = configuration
         self.tokens = ProviderTokenCache(key: configuration.signingKey, lifetime: configuration.tokenLifetime, now: now)
         self.logger = logger
+        self.transportLogger = transportLogger
     }
 
     public convenience init(configuration: APNsClientConfiguration, logger: Logger) throws {
@@ -77,7 +82,7 @@ public final class APNsClient: Sendable {
         let timeout = configuration.requestTimeout
         let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
-            let answer = try await self.http.execute(http, deadline: deadline, logger: logger)
+            let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
             let body = try await answer.body.collect(upTo: 64 * 1024)
             let response = Self.response(status: Int(answer.status.code), headers: answer.headers, body: body)
             logger.debug(
