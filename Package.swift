@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "CremaCore", targets: ["CremaCore"]),
         /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
+        .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
+        .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -33,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        // Already resolved through swift-certificates; named so the simulator can write its certificate as PEM.
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
@@ -65,11 +69,44 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - APNs: the HTTP/2 client (JWT ES256) and an APNs-compatible simulator to test and demo against.
+        .target(
+            name: "CremaAPNs",
+            dependencies: [
+                "CremaCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CremaAPNsSimulator",
+            dependencies: [
+                "CremaCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - HTTP server and composition root.
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaStore", "CremaActivityModels",
+                "CremaCore", "CremaPostgres", "CremaStore", "CremaActivityModels", "CremaAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -84,13 +121,14 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaPostgres", "CremaStore",
+                "CremaServer", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -124,9 +162,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CremaAPNsTests",
+            dependencies: [
+                "CremaAPNs", "CremaAPNsSimulator", "CremaCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport",
+                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

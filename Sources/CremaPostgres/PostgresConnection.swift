@@ -128,7 +128,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     // MARK: - libpq calls (run on the queue only)
 
-    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
+    static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
         // Keywords before `dbname` are defaults that the conninfo's own values override. The connect
         // timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished.
         var keywords = ["fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]

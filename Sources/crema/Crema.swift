@@ -14,6 +14,6 @@ struct Crema: AsyncParsableCommand {
             CREMA_APNS_URL (default: Apple's hosts by token environment) and CREMA_APNS_CA_FILE.
             With no database configured, Crema runs its own private PostgreSQL cluster under .crema/.
             """,
-        subcommands: [Serve.self, Dispatch.self, Migrate.self, Postgres.self],
+        subcommands: [Serve.self, Dispatch.self, Migrate.self, Postgres.self, APNsSim.self],
         defaultSubcommand: Serve.self)
 }

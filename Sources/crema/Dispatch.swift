@@ -8,6 +8,7 @@ import Hummingbird
 import Logging
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 extension Crema {
     /// `crema dispatch`: only the outbox dispatcher, for deployments that scale sending apart from the API.

@@ -1,4 +1,4 @@
-import CremaAPNs
+public import CremaAPNs
 public import CremaCore
 import CremaPostgres
 public import CremaStore

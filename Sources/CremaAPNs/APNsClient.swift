@@ -1,0 +1,188 @@
+import AsyncHTTPClient
+public import CremaCore
+public import Foundation
+public import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+
+/// Sends pushes to APNs (or a compatible server) over HTTP/2 + TLS with ES256 provider tokens. One instance
+/// holds one connection pool and one cached JWT, and is meant to be shared by every concurrent send.
+public final class APNsClient: Sendable {
+    private let configuration: APNsClientConfiguration
+    private let http: HTTPClient
+    private let tokens: ProviderTokenCache
+    private let logger: Logger
+    private let transportLogger: Logger
+
+    /// Builds the client; `now` is the clock provider tokens are dated and aged by (tests inject one).
+    public init(
+        configuration: APNsClientConfiguration,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date
+    ) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let file = configuration.extraTrustRootsPEMFile {
+            // Added to the system roots, not instead of them: one process may reach Apple and a simulator.
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(file))]
+        }
+        var http = HTTPClient.Configuration(
+            tlsConfiguration: tls,
+            timeout: .init(connect: .seconds(5)),
+            connectionPool: .init(idleTimeout: .seconds(3600))
+        )
+        // ALPN offers h2 first; APNs only speaks HTTP/2, a plain test server may fall back to HTTP/1.1.
+        http.httpVersion = .automatic
+        http.decompression = .disabled
+        // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
+        var transportLogger = logger
+        transportLogger.logLevel = max(logger.logLevel, .debug)
+        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http, backgroundActivityLogger: transportLogger)
+        self.configuration = configuration
+        self.tokens = ProviderTokenCache(key: configuration.signingKey, lifetime: configuration.tokenLifetime, now: now)
+        self.logger = logger
+        self.transportLogger = transportLogger
+    }
+
+    public convenience init(configuration: APNsClientConfiguration, logger: Logger) throws {
+        try self.init(configuration: configuration, logger: logger, now: { Date() })
+    }
+
+    /// Sends one push and returns APNs' answer. Non-2xx answers are returned (not thrown); this throws
+    /// ``APNsClientError`` only when there was no answer: timeout, connection failure or drop, TLS failure.
+    ///
+    /// On 403 `ExpiredProviderToken` the client signs a new token and sends the request once more itself;
+    /// the second answer is returned whatever it is.
+    public func send(_ request: APNsRequest) async throws(APNsClientError) -> APNsResponse {
+        let token = tokens.token()
+        let response = try await perform(request, token: token)
+        guard response.status == 403, response.reason == "ExpiredProviderToken" else { return response }
+        let fresh = tokens.replace(token)
+        logger.debug(
+            "APNs said the provider token expired; retrying with a new one",
+            metadata: ["apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))"])
+        return try await perform(request, token: fresh)
+    }
+
+    /// Closes the connections; sends in flight fail with ``APNsClientError/shutDown``.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    private func perform(_ request: APNsRequest, token: ProviderTokenCache.Token) async throws(APNsClientError) -> APNsResponse {
+        var url = configuration.baseURL(for: request.environment).absoluteString
+        while url.hasSuffix("/") { url.removeLast() }
+        var http = HTTPClientRequest(url: url + "/3/device/" + request.deviceToken)
+        http.method = .POST
+        http.headers = Self.headers(for: request, jwt: token.jwt)
+        http.body = .bytes(ByteBuffer(data: request.body))
+
+        let timeout = configuration.requestTimeout
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        do {
+            let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
+            let body = try await answer.body.collect(upTo: 64 * 1024)
+            let response = Self.response(status: Int(answer.status.code), headers: answer.headers, body: body)
+            logger.debug(
+                "APNs answered",
+                metadata: [
+                    "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                    "apns.push_type": "\(request.pushType.rawValue)", "apns.status": "\(response.status)",
+                    "apns.reason": "\(response.reason ?? "")",
+                ])
+            return response
+        } catch {
+            let failure = Self.classify(error)
+            logger.debug(
+                "APNs send failed without an answer",
+                metadata: [
+                    "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                    "error.code": "\(failure.code)",
+                ])
+            throw failure
+        }
+    }
+
+    /// The request headers exactly as apns-reference §1.2 names them; optional ones only when set.
+    static func headers(for request: APNsRequest, jwt: String) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "authorization", value: "bearer " + jwt)
+        headers.add(name: "apns-push-type", value: request.pushType.rawValue)
+        headers.add(name: "apns-topic", value: request.topic)
+        headers.add(name: "apns-id", value: request.apnsID.uuidString.lowercased())
+        if let priority = request.priority {
+            headers.add(name: "apns-priority", value: String(priority))
+        }
+        if let expiration = request.expiration {
+            headers.add(name: "apns-expiration", value: String(Int64(expiration.timeIntervalSince1970.rounded(.down))))
+        }
+        if let collapseID = request.collapseID {
+            headers.add(name: "apns-collapse-id", value: collapseID)
+        }
+        return headers
+    }
+
+    /// Reads an answer: `{"reason":…,"timestamp":ms}` body, `apns-id` and `Retry-After` headers.
+    static func response(status: Int, headers: HTTPHeaders, body: ByteBuffer) -> APNsResponse {
+        var response = APNsResponse(status: status)
+        response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
+        if let retryAfter = headers.first(name: "retry-after"), let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces)) {
+            response.retryAfter = seconds
+        }
+        if body.readableBytes > 0,
+            let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+        {
+            response.reason = object["reason"] as? String
+            if let milliseconds = (object["timestamp"] as? NSNumber)?.doubleValue {
+                response.timestamp = Date(timeIntervalSince1970: milliseconds / 1000)
+            }
+        }
+        return response
+    }
+
+    static func classify(_ error: any Error) -> APNsClientError {
+        if let error = error as? APNsClientError { return error }
+        if error is CancellationError { return .cancelled }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout:
+                return .timeout
+            case .remoteConnectionClosed: return .connectionClosed("the server closed the connection")
+            case .cancelled, .requestStreamCancelled: return .cancelled
+            case .alreadyShutdown: return .shutDown
+            case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest("\(error)")
+            default: return .transport("\(error)")
+            }
+        }
+        if let error = error as? NIOSSLError {
+            switch error {
+            case .uncleanShutdown: return .connectionClosed("TLS connection closed without close_notify")
+            default: return .tlsFailed("\(error)")
+            }
+        }
+        if error is NIOSSLExtraError || error is BoringSSLError { return .tlsFailed("\(error)") }
+        if let error = error as? ChannelError {
+            switch error {
+            case .connectTimeout: return .timeout
+            case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
+                return .connectionClosed("\(error)")
+            default: return .connectionFailed("\(error)")
+            }
+        }
+        if error is IOError { return .connectionFailed("\(error)") }
+        let name = String(describing: type(of: error))
+        if name.contains("Connection") { return .connectionFailed("\(error)") }
+        if name.contains("HTTP2") || name.contains("StreamClosed") { return .connectionClosed("\(error)") }
+        return .transport("\(error)")
+    }
+
+    /// A device token for logs: the first 8 hex characters and an ellipsis, never the whole token.
+    static func shortened(_ token: String) -> String {
+        String(token.prefix(8)) + "…"
+    }
+
+    private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// A failure the simulator plays instead of its normal answer, to exercise a sender's handling of APNs' bad days.
+/// Faults apply in the order listed: drop, then latency, then (for requests that pass validation) status faults.
+///
+/// JSON (for `POST /sim/faults`), dates as milliseconds since 1970 like APNs' own `timestamp`:
+/// `{"type":"unregistered","token":"ab…","since":1732250000000}`,
+/// `{"type":"status","status":429,"reason":"TooManyRequests","retry_after":5,"count":3,"token":null}`,
+/// `{"type":"latency","milliseconds":2000,"count":1}`, `{"type":"drop_connection","count":1}`.
+public enum APNsSimulatorFault: Sendable, Hashable, Codable {
+    /// 410 `Unregistered` with `timestamp` for every valid request to `token`, until the faults are cleared.
+    case unregistered(token: String, since: Date)
+    /// The next `count` valid requests (to `token`, or to any token when nil) get this status, reason and
+    /// `Retry-After` (seconds) instead of 200.
+    case status(Int, reason: String, retryAfter: Int?, count: Int, token: String?)
+    /// The next `count` requests are answered only after this delay.
+    case latency(milliseconds: Int, count: Int)
+    /// The next `count` requests close their connection without any answer.
+    case dropConnection(count: Int)
+
+    private enum CodingKeys: String, CodingKey {
+        case type, token, since, status, reason
+        case retryAfter = "retry_after"
+        case count, milliseconds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "unregistered":
+            let milliseconds = try container.decodeIfPresent(Double.self, forKey: .since) ?? Date().timeIntervalSince1970 * 1000
+            self = .unregistered(
+                token: try container.decode(String.self, forKey: .token),
+                since: Date(timeIntervalSince1970: milliseconds / 1000))
+        case "status":
+            self = .status(
+                try container.decode(Int.self, forKey: .status),
+                reason: try container.decode(String.self, forKey: .reason),
+                retryAfter: try container.decodeIfPresent(Int.self, forKey: .retryAfter),
+                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1,
+                token: try container.decodeIfPresent(String.self, forKey: .token))
+        case "latency":
+            self = .latency(
+                milliseconds: try container.decode(Int.self, forKey: .milliseconds),
+                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
+        case "drop_connection":
+            self = .dropConnection(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container,
+                debugDescription: "type must be unregistered, status, latency or drop_connection")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .unregistered(let token, let since):
+            try container.encode("unregistered", forKey: .type)
+            try container.encode(token, forKey: .token)
+            try container.encode((since.timeIntervalSince1970 * 1000).rounded(), forKey: .since)
+        case .status(let status, let reason, let retryAfter, let count, let token):
+            try container.encode("status", forKey: .type)
+            try container.encode(status, forKey: .status)
+            try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
+            try container.encode(count, forKey: .count)
+            try container.encodeIfPresent(token, forKey: .token)
+        case .latency(let milliseconds, let count):
+            try container.encode("latency", forKey: .type)
+            try container.encode(milliseconds, forKey: .milliseconds)
+            try container.encode(count, forKey: .count)
+        case .dropConnection(let count):
+            try container.encode("drop_connection", forKey: .type)
+            try container.encode(count, forKey: .count)
+        }
+    }
+}

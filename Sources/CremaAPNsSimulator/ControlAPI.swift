@@ -1,0 +1,53 @@
+import Foundation
+
+/// The simulator's own HTTP API under `/sim/` (no JWT, HTTP/1.1 or HTTP/2), so scripts and `curl` can read
+/// what was sent and script faults:
+///
+/// - `GET /sim/health` → `{"status":"ok","records":n,"faults":n}`
+/// - `GET /sim/requests[?token=<hex>]` → the records, oldest first; `DELETE /sim/requests` clears them
+/// - `GET /sim/faults`; `POST /sim/faults` with one ``APNsSimulatorFault`` as JSON; `DELETE /sim/faults` clears them
+struct ControlAPI {
+    let core: SimulatorCore
+
+    func handle(_ exchange: SimulatorExchange) -> SimulatorCore.Reply {
+        switch (exchange.method, exchange.path) {
+        case ("GET", "/sim/health"):
+            return json(200, ["status": "ok", "records": core.records(token: nil).count, "faults": core.faults().count])
+        case ("GET", "/sim/requests"):
+            return encoded(200, core.records(token: exchange.query("token")))
+        case ("DELETE", "/sim/requests"):
+            core.clearRecords()
+            return .respond(status: 204, headers: [], body: Data(), delay: nil)
+        case ("GET", "/sim/faults"):
+            return encoded(200, core.faults())
+        case ("POST", "/sim/faults"):
+            do {
+                let fault = try JSONDecoder().decode(APNsSimulatorFault.self, from: exchange.body)
+                core.inject(fault)
+                return encoded(201, core.faults())
+            } catch {
+                return json(400, ["error": "invalid_fault", "message": "\(error)"])
+            }
+        case ("DELETE", "/sim/faults"):
+            core.clearFaults()
+            return .respond(status: 204, headers: [], body: Data(), delay: nil)
+        case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"):
+            return json(405, ["error": "method_not_allowed", "message": "\(exchange.method) is not allowed on \(exchange.path)"])
+        default:
+            return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/faults"])
+        }
+    }
+
+    private func json(_ status: Int, _ object: [String: Any]) -> SimulatorCore.Reply {
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return .respond(status: status, headers: [("content-type", "application/json")], body: body, delay: nil)
+    }
+
+    private func encoded(_ status: Int, _ value: some Encodable) -> SimulatorCore.Reply {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        let body = (try? encoder.encode(value)) ?? Data("[]".utf8)
+        return .respond(status: status, headers: [("content-type", "application/json")], body: body, delay: nil)
+    }
+}

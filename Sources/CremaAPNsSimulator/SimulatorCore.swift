@@ -1,0 +1,218 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The simulator's behaviour without any networking: validate, apply faults, record, answer. The channel
+/// handlers only move bytes between the wire and this.
+final class SimulatorCore: Sendable {
+    /// What to do with a request.
+    enum Reply: Sendable {
+        case respond(status: Int, headers: [(String, String)], body: Data, delay: Duration?)
+        case drop(delay: Duration?)
+    }
+
+    private struct ActiveFault {
+        var fault: APNsSimulatorFault
+        var remaining: Int
+    }
+
+    private struct State {
+        var records: [APNsSimulatorRecord] = []
+        var faults: [ActiveFault] = []
+        var connections = 0
+    }
+
+    let validator: APNsRequestValidator
+    let verifier: ProviderTokenVerifier
+    let maxRecords: Int
+    let logger: Logger
+    private let state = Mutex(State())
+
+    init(validator: APNsRequestValidator, verifier: ProviderTokenVerifier, maxRecords: Int, logger: Logger) {
+        self.validator = validator
+        self.verifier = verifier
+        self.maxRecords = max(1, maxRecords)
+        self.logger = logger
+    }
+
+    func nextConnectionID() -> Int {
+        state.withLock { state in
+            state.connections += 1
+            return state.connections
+        }
+    }
+
+    // MARK: - Records and faults
+
+    func records(token: String?) -> [APNsSimulatorRecord] {
+        state.withLock { state in
+            guard let token else { return state.records }
+            return state.records.filter { $0.deviceToken == token }
+        }
+    }
+
+    func clearRecords() { state.withLock { $0.records.removeAll() } }
+
+    func inject(_ fault: APNsSimulatorFault) {
+        let remaining: Int
+        switch fault {
+        case .unregistered: remaining = Int.max
+        case .status(_, _, _, let count, _), .latency(_, let count), .dropConnection(let count): remaining = count
+        }
+        guard remaining > 0 else { return }
+        state.withLock { $0.faults.append(ActiveFault(fault: fault, remaining: remaining)) }
+    }
+
+    func faults() -> [APNsSimulatorFault] { state.withLock { $0.faults.map(\.fault) } }
+
+    func clearFaults() { state.withLock { $0.faults.removeAll() } }
+
+    private func record(_ record: APNsSimulatorRecord) {
+        state.withLock { state in
+            state.records.append(record)
+            // Trim in batches so a full log costs one move per tenth of its size, not one per request.
+            if state.records.count > maxRecords + maxRecords / 10 {
+                state.records.removeFirst(state.records.count - maxRecords)
+            }
+        }
+    }
+
+    /// Takes one use of the first matching fault.
+    private func consume(where matches: (APNsSimulatorFault) -> Bool) -> APNsSimulatorFault? {
+        state.withLock { state in
+            guard let index = state.faults.firstIndex(where: { $0.remaining > 0 && matches($0.fault) }) else { return nil }
+            let fault = state.faults[index].fault
+            if state.faults[index].remaining != Int.max {
+                state.faults[index].remaining -= 1
+                if state.faults[index].remaining == 0 { state.faults.remove(at: index) }
+            }
+            return fault
+        }
+    }
+
+    // MARK: - APNs requests
+
+    func handle(_ exchange: SimulatorExchange, connection: SimulatorConnection) -> Reply {
+        if exchange.path == "/sim" || exchange.path.hasPrefix("/sim/") {
+            return ControlAPI(core: self).handle(exchange)
+        }
+        var record = APNsSimulatorRecord(
+            receivedAt: exchange.receivedAt,
+            deviceToken: "",
+            pushType: exchange.header("apns-push-type"),
+            topic: exchange.header("apns-topic"),
+            priority: exchange.header("apns-priority"),
+            expiration: exchange.header("apns-expiration"),
+            collapseID: exchange.header("apns-collapse-id"),
+            apnsID: "",
+            body: String(decoding: exchange.body, as: UTF8.self),
+            status: 0,
+            reason: nil,
+            detail: nil,
+            method: exchange.method,
+            path: exchange.path,
+            httpVersion: connection.httpVersion,
+            connectionID: connection.id)
+        let sentID = exchange.header("apns-id").flatMap { APNsRequestValidator.isCanonicalUUID($0) ? $0 : nil }
+        record.apnsID = sentID ?? UUID().uuidString.lowercased()
+        if exchange.path.hasPrefix("/3/device/") {
+            record.deviceToken = String(exchange.path.dropFirst("/3/device/".count))
+        }
+
+        if consume(where: { if case .dropConnection = $0 { true } else { false } }) != nil {
+            record.detail = "fault: drop_connection"
+            self.record(record)
+            return .drop(delay: nil)
+        }
+        var delay: Duration?
+        if case .latency(let milliseconds, _)? = consume(where: { if case .latency = $0 { true } else { false } }) {
+            delay = .milliseconds(milliseconds)
+        }
+
+        var status = 200
+        var headers: [(String, String)] = [("apns-id", record.apnsID)]
+        var body: [String: Any]?
+        switch evaluate(exchange, connection: connection, record: &record) {
+        case .failure(let refusal):
+            status = refusal.status
+            record.reason = refusal.reason
+            record.detail = refusal.detail
+            body = ["reason": refusal.reason]
+        case .success:
+            let token = record.deviceToken
+            if case .unregistered(_, let since)? = consume(where: {
+                if case .unregistered(let faulted, _) = $0 { faulted == token } else { false }
+            }) {
+                status = 410
+                record.reason = "Unregistered"
+                record.detail = "fault: unregistered"
+                body = ["reason": "Unregistered", "timestamp": Int64((since.timeIntervalSince1970 * 1000).rounded())]
+            } else if case .status(let faultStatus, let reason, let retryAfter, _, _)? = consume(where: {
+                if case .status(_, _, _, _, let faulted) = $0 { faulted == nil || faulted == token } else { false }
+            }) {
+                status = faultStatus
+                record.reason = reason
+                record.detail = "fault: status"
+                body = ["reason": reason]
+                if let retryAfter { headers.append(("retry-after", String(retryAfter))) }
+            }
+        }
+        record.status = status
+        self.record(record)
+        logger.debug(
+            "APNs simulator answered",
+            metadata: [
+                "apns.token": "\(record.deviceToken.prefix(8))…", "apns.status": "\(status)",
+                "apns.reason": "\(record.reason ?? "")", "apns.push_type": "\(record.pushType ?? "")",
+            ])
+
+        var data = Data()
+        if let body {
+            data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+            headers.append(("content-type", "application/json"))
+        }
+        return .respond(status: status, headers: headers, body: data, delay: delay)
+    }
+
+    /// Apple's checks in order: path, headers, provider token, APNs headers, body.
+    private func evaluate(
+        _ exchange: SimulatorExchange, connection: SimulatorConnection, record: inout APNsSimulatorRecord
+    ) -> Result<Void, APNsRequestValidator.Refusal> {
+        typealias Refusal = APNsRequestValidator.Refusal
+        switch validator.deviceToken(method: exchange.method, path: exchange.path) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let token): record.deviceToken = token
+        }
+        if case .failure(let refusal) = validator.checkHeaders(exchange) { return .failure(refusal) }
+
+        switch verifier.verify(authorization: exchange.header("authorization"), now: exchange.receivedAt) {
+        case .failure(.missing):
+            return .failure(Refusal(403, "MissingProviderToken", "no authorization header"))
+        case .failure(.invalid(let detail, let claims)):
+            note(claims, in: &record)
+            return .failure(Refusal(403, "InvalidProviderToken", detail))
+        case .failure(.expired(let claims)):
+            note(claims, in: &record)
+            return .failure(Refusal(403, "ExpiredProviderToken", "iat is more than an hour old"))
+        case .success(let claims):
+            note(claims, in: &record)
+            guard connection.adopt(claims.fingerprint, now: exchange.receivedAt) else {
+                return .failure(Refusal(429, "TooManyProviderTokenUpdates", "the connection changed tokens twice within 20 minutes"))
+            }
+        }
+
+        let pushType: String
+        switch validator.checkAPNsHeaders(exchange) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let checked): pushType = checked
+        }
+        return validator.checkBody(exchange.body, pushType: pushType)
+    }
+
+    private func note(_ claims: ProviderTokenVerifier.Claims?, in record: inout APNsSimulatorRecord) {
+        guard let claims else { return }
+        record.keyID = claims.keyID
+        record.tokenIssuedAt = claims.issuedAt
+        record.tokenFingerprint = claims.fingerprint
+    }
+}

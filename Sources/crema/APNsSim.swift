@@ -1,0 +1,115 @@
+import ArgumentParser
+import CremaAPNs
+import CremaAPNsSimulator
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension Crema {
+    /// `crema apns-sim`: run the APNs simulator on its own, for demos, benchmarks and the docker-compose stack.
+    struct APNsSim: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "apns-sim",
+            abstract: "Run an APNs-compatible server (HTTP/2 + TLS) that validates, records and fails pushes on request.",
+            discussion: """
+                The simulator answers POST /3/device/<token> exactly as APNs would (status and reason), checking the \
+                JWT, headers, topic suffixes and Live Activity / widget / alert payload rules, and records every \
+                request. It writes a self-signed certificate to --dir/ca.pem (trust it with CREMA_APNS_CA_FILE).
+
+                Without --key-file it creates (or reuses) a signing key --dir/AuthKey_<KEY-ID>.p8 and prints the \
+                environment lines that point `crema serve` at it.
+
+                Control API on the same port, no JWT, HTTP/1.1 or HTTP/2:
+                  GET    /sim/health
+                  GET    /sim/requests[?token=<hex>]   (oldest first)
+                  DELETE /sim/requests
+                  GET    /sim/faults
+                  POST   /sim/faults   (one fault as JSON, see below)
+                  DELETE /sim/faults
+                Faults ("since" is ms since 1970, like APNs' timestamp):
+                  {"type":"unregistered","token":"<hex>","since":1732250000000}
+                  {"type":"status","status":503,"reason":"ServiceUnavailable",
+                   "retry_after":30,"count":3,"token":"<hex or omit for any>"}
+                  {"type":"latency","milliseconds":2000,"count":1}
+                  {"type":"drop_connection","count":1}
+                Example:
+                  curl --cacert .crema/apns-sim/ca.pem \\
+                    https://127.0.0.1:2197/sim/requests
+
+                Runs until SIGINT or SIGTERM. LOG_LEVEL=debug logs every answer.
+                """)
+
+        @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
+        @Option(help: "Port to listen on (0 picks a free one).") var port: Int = 2197
+        @Option(help: "Folder for ca.pem, key.pem and a generated AuthKey_<KEY-ID>.p8.") var dir: String = ".crema/apns-sim"
+        @Option(help: "Team ID that JWTs must carry as iss.") var teamID: String = "CREMATEAM1"
+        @Option(help: "Key ID that JWTs must carry as kid.") var keyID: String = "CREMAKEY01"
+        @Option(help: "A .p8 signing key whose public key to accept (default: generate one in --dir).") var keyFile: String?
+        @Option(help: "Bundle ID topics must use (plus the push type's suffix); any topic when absent.") var bundleID: String?
+
+        func run() async throws {
+            let level = Logger.Level(rawValue: (ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info").lowercased()) ?? .info
+            let logger = Runtime.bootstrapLogging(level: level.rawValue)
+
+            let (key, keyPath) = try signingKey()
+            let simulator = try await APNsSimulator.start(
+                APNsSimulatorConfiguration(
+                    host: host, port: port, directory: dir, teamID: teamID, keys: [keyID: key.publicKeyPEM],
+                    bundleID: bundleID),
+                logger: logger)
+
+            say("APNs simulator listening on \(simulator.baseURL.absoluteString) (Ctrl-C to stop)")
+            say("Point crema serve at it with:")
+            say("export CREMA_APNS_URL=\(simulator.baseURL.absoluteString)")
+            say("export CREMA_APNS_CA_FILE=\(Self.absolute(simulator.caFile))")
+            if let keyPath { say("export CREMA_APNS_KEY_FILE=\(Self.absolute(keyPath))") }
+            say("export CREMA_APNS_KEY_ID=\(keyID)")
+            say("export CREMA_APNS_TEAM_ID=\(teamID)")
+            say("export CREMA_APNS_TOPIC=\(bundleID ?? "com.example.crema")")
+
+            let group = ServiceGroup(
+                services: [SimulatorService(simulator: simulator)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            try await group.run()
+            say("APNs simulator stopped.")
+        }
+
+        /// The key to accept: `--key-file`, or the one this command generated in `--dir` (created on first run,
+        /// reused after so exported variables stay valid). The path is nil when the user supplied the key.
+        private func signingKey() throws -> (APNsSigningKey, String?) {
+            do {
+                if let keyFile {
+                    return (try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID), nil)
+                }
+                let path = URL(fileURLWithPath: dir).appendingPathComponent("AuthKey_\(keyID).p8").path
+                if FileManager.default.fileExists(atPath: path) {
+                    return (try APNsSigningKey(contentsOf: path, keyID: keyID, teamID: teamID), path)
+                }
+                let key = APNsSigningKey.generate(keyID: keyID, teamID: teamID)
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: path, contents: Data(key.pkcs8PEM.utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw RuntimeError(message: "cannot write \(path)")
+                }
+                return (key, path)
+            } catch let error as APNsSigningKeyError {
+                throw RuntimeError(message: error.description)
+            }
+        }
+
+        private static func absolute(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.path
+        }
+    }
+}
+
+/// Keeps the simulator running until the service group shuts down, then closes it.
+private struct SimulatorService: Service {
+    let simulator: APNsSimulator
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await simulator.shutdown()
+    }
+}

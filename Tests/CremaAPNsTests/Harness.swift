@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+@testable import CremaAPNs
+import CremaAPNsSimulator
+import CremaCore
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+import Synchronization
+
+/// A simulator on 127.0.0.1 (port 0) with its own certificate folder and one accepted signing key, plus
+/// helpers to build clients and raw requests against it. Everything is torn down by ``with(_:)``.
+struct Harness {
+    static let teamID = "TEAM123456"
+    static let keyID = "KEY1234567"
+    static let bundleID = "com.example.crema"
+
+    let simulator: APNsSimulator
+    let key: APNsSigningKey
+    let directory: String
+    let logger: Logger
+
+    static func with(
+        bundleID: String? = Harness.bundleID,
+        _ body: (Harness) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("crema-apns-tests-\(UUID().uuidString)").path
+        let key = APNsSigningKey.generate(keyID: keyID, teamID: teamID)
+        var logger = Logger(label: "crema.apns.tests")
+        logger.logLevel = .critical
+        let simulator = try await APNsSimulator.start(
+            APNsSimulatorConfiguration(directory: directory, teamID: teamID, keys: [keyID: key.publicKeyPEM], bundleID: bundleID),
+            logger: logger)
+        let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
+        do {
+            try await body(harness)
+        } catch {
+            try? await simulator.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        try await simulator.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// A client pointed at the simulator, trusting its CA; `body` is awaited and the client shut down after.
+    @discardableResult
+    func withClient<T>(
+        key: APNsSigningKey? = nil,
+        trustCA: Bool = true,
+        requestTimeout: Duration = .seconds(20),
+        now: @escaping @Sendable () -> Date = { Date() },
+        _ body: (APNsClient) async throws -> T
+    ) async throws -> T {
+        var configuration = APNsClientConfiguration.singleServer(
+            simulator.baseURL, signingKey: key ?? self.key, extraTrustRootsPEMFile: trustCA ? simulator.caFile : nil)
+        configuration.requestTimeout = requestTimeout
+        let client = try APNsClient(configuration: configuration, logger: logger, now: now)
+        do {
+            let result = try await body(client)
+            try await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// A plain AsyncHTTPClient trusting the simulator, for requests the typed client cannot produce.
+    @discardableResult
+    func withRawClient<T>(http1Only: Bool = false, _ body: (HTTPClient) async throws -> T) async throws -> T {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.file(simulator.caFile)]
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = http1Only ? .http1Only : .automatic
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        do {
+            let result = try await body(client)
+            try await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// A freshly signed provider token for raw requests.
+    func jwt(key: APNsSigningKey? = nil, issuedAt: Date = Date()) -> String {
+        ProviderTokenCache(key: key ?? self.key, lifetime: .seconds(3000), now: { issuedAt }).token().jwt
+    }
+
+    /// Sends a raw request and returns status, reason and headers.
+    func raw(
+        _ client: HTTPClient, method: HTTPMethod = .POST, path: String, headers: [(String, String)], body: Data?
+    ) async throws -> (status: Int, reason: String?, headers: HTTPHeaders, body: ByteBuffer) {
+        var request = HTTPClientRequest(url: simulator.baseURL.absoluteString + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(data: body)) }
+        let response = try await client.execute(request, timeout: .seconds(20))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        let reason = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any])?["reason"] as? String
+        return (Int(response.status.code), reason, response.headers, bytes)
+    }
+
+    // MARK: - Fixtures
+
+    static func randomToken(bytes: Int = 32) -> String {
+        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    static func body(_ pushType: APNsPushType, event: String = "update") -> Data {
+        switch pushType {
+        case .liveactivity where event == "start":
+            Data(
+                #"{"aps":{"timestamp":1732250000,"event":"start","content-state":{"status":"queued"},"attributes-type":"OrderActivityAttributes","attributes":{"number":42},"alert":{"title":"Order placed","body":"We're on it"},"input-push-token":1}}"#
+                    .utf8)
+        case .liveactivity:
+            Data(#"{"aps":{"timestamp":1732250000,"event":"\#(event)","content-state":{"status":"preparing"},"stale-date":1732251000}}"#.utf8)
+        case .alert:
+            Data(#"{"aps":{"alert":{"title":"Your order is ready","body":"Pick it up at the counter"}}}"#.utf8)
+        case .widgets:
+            Data(#"{"aps":{"content-changed":true}}"#.utf8)
+        }
+    }
+
+    static func request(
+        _ pushType: APNsPushType, token: String = randomToken(), priority: Int? = nil, expiration: Date? = nil,
+        collapseID: String? = nil, event: String = "update"
+    ) -> APNsRequest {
+        APNsRequest(
+            deviceToken: token, environment: .sandbox, pushType: pushType, topic: pushType.topic(bundleID: bundleID),
+            priority: priority, expiration: expiration, collapseID: collapseID, apnsID: UUID(),
+            body: body(pushType, event: event))
+    }
+}
+
+/// A clock that reads two hours behind the first time it is asked and correct afterwards: the first provider
+/// token is signed with an `iat` APNs considers expired, as after a long suspension of the process.
+final class StaleFirstClock: Sendable {
+    private let readings = Mutex(0)
+
+    func now() -> Date {
+        let reading = readings.withLock { count in
+            count += 1
+            return count
+        }
+        return reading == 1 ? Date().addingTimeInterval(-2 * 3600) : Date()
+    }
+}
+
+/// A clock tests move by hand.
+final class ManualClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date()) { current = Mutex(start) }
+
+    func now() -> Date { current.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
