@@ -39,7 +39,9 @@ public final class APNsClient: Sendable {
         // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
         var transportLogger = logger
         transportLogger.logLevel = max(logger.logLevel, .debug)
-        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http, backgroundActivityLogger: transportLogger)
+        self.http = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http,
+            backgroundActivityLogger: transportLogger)
         self.configuration = configuration
         self.tokens = ProviderTokenCache(key: configuration.signingKey, lifetime: configuration.tokenLifetime, now: now)
         self.logger = logger
@@ -71,7 +73,9 @@ public final class APNsClient: Sendable {
         try await http.shutdown()
     }
 
-    private func perform(_ request: APNsRequest, token: ProviderTokenCache.Token) async throws(APNsClientError) -> APNsResponse {
+    private func perform(_ request: APNsRequest, token: ProviderTokenCache.Token) async throws(APNsClientError)
+        -> APNsResponse
+    {
         var url = configuration.baseURL(for: request.environment).absoluteString
         while url.hasSuffix("/") { url.removeLast() }
         var http = HTTPClientRequest(url: url + "/3/device/" + request.deviceToken)
@@ -80,7 +84,10 @@ public final class APNsClient: Sendable {
         http.body = .bytes(ByteBuffer(data: request.body))
 
         let timeout = configuration.requestTimeout
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let deadline =
+            NIODeadline.now()
+            + .nanoseconds(
+                Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
             let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
             let body = try await answer.body.collect(upTo: 64 * 1024)
@@ -128,7 +135,9 @@ public final class APNsClient: Sendable {
     static func response(status: Int, headers: HTTPHeaders, body: ByteBuffer) -> APNsResponse {
         var response = APNsResponse(status: status)
         response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
-        if let retryAfter = headers.first(name: "retry-after"), let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces)) {
+        if let retryAfter = headers.first(name: "retry-after"),
+            let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces))
+        {
             response.retryAfter = seconds
         }
         if body.readableBytes > 0,
