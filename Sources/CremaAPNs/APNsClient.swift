@@ -73,9 +73,11 @@ public final class APNsClient: Sendable {
         try await http.shutdown()
     }
 
-    private func perform(_ request: APNsRequest, token: ProviderTokenCache.Token) async throws(APNsClientError)
-        -> APNsResponse
-    {
+    private func perform(
+        _ request: APNsRequest,
+        token: ProviderTokenCache.Token,
+        resentUnsent: Bool = false
+    ) async throws(APNsClientError) -> APNsResponse {
         var url = configuration.baseURL(for: request.environment).absoluteString
         while url.hasSuffix("/") { url.removeLast() }
         var http = HTTPClientRequest(url: url + "/3/device/" + request.deviceToken)
@@ -101,6 +103,16 @@ public final class APNsClient: Sendable {
                 ])
             return response
         } catch {
+            // A request handed to a connection that was closing never left this process (the pool had not yet
+            // seen the close): sending it once more cannot duplicate a push.
+            if !resentUnsent, Self.wasNeverSent(error), !Task.isCancelled {
+                logger.debug(
+                    "APNs connection closed before the request was written; sending it again",
+                    metadata: [
+                        "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                    ])
+                return try await perform(request, token: token, resentUnsent: true)
+            }
             let failure = Self.classify(error)
             logger.debug(
                 "APNs send failed without an answer",
@@ -151,6 +163,13 @@ public final class APNsClient: Sendable {
         return response
     }
 
+    /// Errors that mean the request was never written to the network.
+    static func wasNeverSent(_ error: any Error) -> Bool {
+        if let error = error as? ChannelError, error == .ioOnClosedChannel { return true }
+        if let error = error as? HTTPClientError, error == .cancelled { return true }
+        return false
+    }
+
     static func classify(_ error: any Error) -> APNsClientError {
         if let error = error as? APNsClientError { return error }
         if error is CancellationError { return .cancelled }
@@ -160,7 +179,10 @@ public final class APNsClient: Sendable {
                 .getConnectionFromPoolTimeout:
                 return .timeout
             case .remoteConnectionClosed: return .connectionClosed("the server closed the connection")
-            case .cancelled, .requestStreamCancelled: return .cancelled
+            case .cancelled, .requestStreamCancelled:
+                // The pool also "cancels" requests it had queued for a connection that then closed.
+                return Task.isCancelled
+                    ? .cancelled : .connectionClosed("the connection closed before the request was sent")
             case .alreadyShutdown: return .shutDown
             case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest("\(error)")
             default: return .transport("\(error)")
