@@ -39,7 +39,9 @@ public final class APNsClient: Sendable {
         // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
         var transportLogger = logger
         transportLogger.logLevel = max(logger.logLevel, .debug)
-        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http, backgroundActivityLogger: transportLogger)
+        self.http = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http,
+            backgroundActivityLogger: transportLogger)
         self.configuration = configuration
         self.tokens = ProviderTokenCache(key: configuration.signingKey, lifetime: configuration.tokenLifetime, now: now)
         self.logger = logger
@@ -71,7 +73,11 @@ public final class APNsClient: Sendable {
         try await http.shutdown()
     }
 
-    private func perform(_ request: APNsRequest, token: ProviderTokenCache.Token) async throws(APNsClientError) -> APNsResponse {
+    private func perform(
+        _ request: APNsRequest,
+        token: ProviderTokenCache.Token,
+        resentUnsent: Bool = false
+    ) async throws(APNsClientError) -> APNsResponse {
         var url = configuration.baseURL(for: request.environment).absoluteString
         while url.hasSuffix("/") { url.removeLast() }
         var http = HTTPClientRequest(url: url + "/3/device/" + request.deviceToken)
@@ -80,7 +86,10 @@ public final class APNsClient: Sendable {
         http.body = .bytes(ByteBuffer(data: request.body))
 
         let timeout = configuration.requestTimeout
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let deadline =
+            NIODeadline.now()
+            + .nanoseconds(
+                Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
             let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
             let body = try await answer.body.collect(upTo: 64 * 1024)
@@ -94,6 +103,16 @@ public final class APNsClient: Sendable {
                 ])
             return response
         } catch {
+            // A request handed to a connection that was closing never left this process (the pool had not yet
+            // seen the close): sending it once more cannot duplicate a push.
+            if !resentUnsent, Self.wasNeverSent(error), !Task.isCancelled {
+                logger.debug(
+                    "APNs connection closed before the request was written; sending it again",
+                    metadata: [
+                        "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                    ])
+                return try await perform(request, token: token, resentUnsent: true)
+            }
             let failure = Self.classify(error)
             logger.debug(
                 "APNs send failed without an answer",
@@ -128,7 +147,9 @@ public final class APNsClient: Sendable {
     static func response(status: Int, headers: HTTPHeaders, body: ByteBuffer) -> APNsResponse {
         var response = APNsResponse(status: status)
         response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
-        if let retryAfter = headers.first(name: "retry-after"), let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces)) {
+        if let retryAfter = headers.first(name: "retry-after"),
+            let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces))
+        {
             response.retryAfter = seconds
         }
         if body.readableBytes > 0,
@@ -142,6 +163,13 @@ public final class APNsClient: Sendable {
         return response
     }
 
+    /// Errors that mean the request was never written to the network.
+    static func wasNeverSent(_ error: any Error) -> Bool {
+        if let error = error as? ChannelError, error == .ioOnClosedChannel { return true }
+        if let error = error as? HTTPClientError, error == .cancelled { return true }
+        return false
+    }
+
     static func classify(_ error: any Error) -> APNsClientError {
         if let error = error as? APNsClientError { return error }
         if error is CancellationError { return .cancelled }
@@ -151,7 +179,10 @@ public final class APNsClient: Sendable {
                 .getConnectionFromPoolTimeout:
                 return .timeout
             case .remoteConnectionClosed: return .connectionClosed("the server closed the connection")
-            case .cancelled, .requestStreamCancelled: return .cancelled
+            case .cancelled, .requestStreamCancelled:
+                // The pool also "cancels" requests it had queued for a connection that then closed.
+                return Task.isCancelled
+                    ? .cancelled : .connectionClosed("the connection closed before the request was sent")
             case .alreadyShutdown: return .shutDown
             case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest("\(error)")
             default: return .transport("\(error)")

@@ -42,7 +42,8 @@ public struct APNsClientConfiguration: Sendable {
         signingKey: APNsSigningKey,
         extraTrustRootsPEMFile: String? = nil
     ) -> Self {
-        Self(signingKey: signingKey, productionURL: url, sandboxURL: url, extraTrustRootsPEMFile: extraTrustRootsPEMFile)
+        Self(
+            signingKey: signingKey, productionURL: url, sandboxURL: url, extraTrustRootsPEMFile: extraTrustRootsPEMFile)
     }
 
     /// The base URL for tokens of `environment`.

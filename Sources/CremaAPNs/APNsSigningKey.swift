@@ -59,7 +59,9 @@ public struct APNsSigningKey: Sendable {
     public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
 
     private static func check(_ value: String, name: String) throws(APNsSigningKeyError) {
-        guard !value.isEmpty, value.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }) else {
+        guard !value.isEmpty,
+            value.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+        else {
             throw .invalidIdentifier(name: name, value: value)
         }
     }

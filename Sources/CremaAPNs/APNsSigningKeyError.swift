@@ -20,7 +20,8 @@ public enum APNsSigningKeyError: Error, Sendable, Hashable, CustomStringConverti
         switch self {
         case .unreadableFile(let path, let reason): "\(code): cannot read the APNs key file \(path): \(reason)"
         case .invalidKey(let reason): "\(code): not a PEM P-256 private key: \(reason)"
-        case .invalidIdentifier(let name, let value): "\(code): \(name) \"\(value)\" must be non-empty letters and digits"
+        case .invalidIdentifier(let name, let value):
+            "\(code): \(name) \"\(value)\" must be non-empty letters and digits"
         }
     }
 }

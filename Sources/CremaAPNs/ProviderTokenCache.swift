@@ -60,6 +60,8 @@ final class ProviderTokenCache: Sendable {
             // Signing with an in-memory P-256 key only fails if the system RNG fails.
             fatalError("ES256 signing failed: \(error)")
         }
-        return Token(jwt: signingInput + "." + Base64URL.encode(signature.rawRepresentation), issuedAt: Date(timeIntervalSince1970: TimeInterval(iat)))
+        return Token(
+            jwt: signingInput + "." + Base64URL.encode(signature.rawRepresentation),
+            issuedAt: Date(timeIntervalSince1970: TimeInterval(iat)))
     }
 }

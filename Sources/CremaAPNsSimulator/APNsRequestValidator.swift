@@ -24,20 +24,26 @@ struct APNsRequestValidator: Sendable {
         "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "mdm": "", "pushtotalk": ".voip-ptt",
     ]
     private static let headersChecked: Set<String> = [
-        "authorization", "apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id",
+        "authorization", "apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id",
+        "apns-id",
     ]
 
     var bundleID: String?
 
     /// The device token of `/3/device/<token>`, or the path refusal.
     func deviceToken(method: String, path: String) -> Result<String, Refusal> {
-        guard method == "POST" else { return .failure(Refusal(405, "MethodNotAllowed", "method \(method) is not POST")) }
+        guard method == "POST" else {
+            return .failure(Refusal(405, "MethodNotAllowed", "method \(method) is not POST"))
+        }
         let prefix = "/3/device/"
-        if path == "/3/device" || path == prefix { return .failure(Refusal(400, "MissingDeviceToken", "no device token in :path")) }
+        if path == "/3/device" || path == prefix {
+            return .failure(Refusal(400, "MissingDeviceToken", "no device token in :path"))
+        }
         guard path.hasPrefix(prefix) else { return .failure(Refusal(404, "BadPath", "path must be /3/device/<token>")) }
         let token = String(path.dropFirst(prefix.count))
         guard token.count.isMultiple(of: 2), (16...512).contains(token.count), token.allSatisfy(\.isHexDigit) else {
-            return .failure(Refusal(400, "BadDeviceToken", "the device token must be 16 to 512 hex digits, even in number"))
+            return .failure(
+                Refusal(400, "BadDeviceToken", "the device token must be 16 to 512 hex digits, even in number"))
         }
         return .success(token)
     }
@@ -71,13 +77,17 @@ struct APNsRequestValidator: Sendable {
             !topic.hasPrefix("."), !topic.hasSuffix("."), !topic.contains("..")
         else { return .failure(Refusal(400, "BadTopic", "apns-topic \(topic) is not a bundle ID")) }
         if let bundleID, topic != bundleID + suffix {
-            return .failure(Refusal(400, "DeviceTokenNotForTopic", "a \(pushType) push for \(bundleID) must use topic \(bundleID + suffix)"))
+            return .failure(
+                Refusal(
+                    400, "DeviceTokenNotForTopic",
+                    "a \(pushType) push for \(bundleID) must use topic \(bundleID + suffix)"))
         }
         if bundleID == nil {
             let suffixes = Set(Self.topicSuffixes.values.filter { !$0.isEmpty })
             let carried = suffixes.first { topic.hasSuffix($0) } ?? ""
             if carried != suffix {
-                return .failure(Refusal(400, "DeviceTokenNotForTopic", "a \(pushType) push needs a topic ending in \"\(suffix)\""))
+                return .failure(
+                    Refusal(400, "DeviceTokenNotForTopic", "a \(pushType) push needs a topic ending in \"\(suffix)\""))
             }
         }
         if let priority = exchange.header("apns-priority") {
@@ -94,7 +104,9 @@ struct APNsRequestValidator: Sendable {
         if let collapseID = exchange.header("apns-collapse-id"), collapseID.utf8.count > 64 {
             return .failure(Refusal(400, "BadCollapseId", "apns-collapse-id is longer than 64 bytes"))
         }
-        if let expiration = exchange.header("apns-expiration"), expiration.isEmpty || !expiration.allSatisfy(\.isASCII) || UInt64(expiration) == nil {
+        if let expiration = exchange.header("apns-expiration"),
+            expiration.isEmpty || !expiration.allSatisfy(\.isASCII) || UInt64(expiration) == nil
+        {
             return .failure(Refusal(400, "BadExpirationDate", "apns-expiration must be Unix seconds"))
         }
         return .success(pushType)
@@ -122,7 +134,9 @@ struct APNsRequestValidator: Sendable {
         case "alert":
             switch aps["alert"] {
             case .string?, .object?: break
-            default: return .failure(Refusal(400, "BadRequestPayload", "an alert push needs aps.alert (a string or an object)"))
+            default:
+                return .failure(
+                    Refusal(400, "BadRequestPayload", "an alert push needs aps.alert (a string or an object)"))
             }
         default: break
         }
@@ -136,11 +150,14 @@ struct APNsRequestValidator: Sendable {
         }
         guard aps["timestamp"]?.isNumber == true else { return refuse("aps.timestamp must be a number (Unix seconds)") }
         guard aps["content-state"]?.isObject == true else { return refuse("aps.content-state must be an object") }
-        for key in ["stale-date", "dismissal-date", "relevance-score"] where aps[key] != nil && aps[key]?.isNumber != true {
+        for key in ["stale-date", "dismissal-date", "relevance-score"]
+        where aps[key] != nil && aps[key]?.isNumber != true {
             return refuse("aps.\(key) must be a number")
         }
         if event == "start" {
-            guard aps["attributes-type"]?.string?.isEmpty == false else { return refuse("a start needs aps.attributes-type") }
+            guard aps["attributes-type"]?.string?.isEmpty == false else {
+                return refuse("a start needs aps.attributes-type")
+            }
             guard aps["attributes"]?.isObject == true else { return refuse("a start needs aps.attributes (an object)") }
             guard aps["alert"]?.isObject == true else { return refuse("a start needs aps.alert (an object)") }
         } else if aps["attributes"] != nil || aps["attributes-type"] != nil {

@@ -21,7 +21,10 @@ public final class APNsSimulator: Sendable {
     private let listener: any Channel
     private let connections: ConnectionTracker
 
-    private init(port: Int, baseURL: URL, caFile: String, core: SimulatorCore, listener: any Channel, connections: ConnectionTracker) {
+    private init(
+        port: Int, baseURL: URL, caFile: String, core: SimulatorCore, listener: any Channel,
+        connections: ConnectionTracker
+    ) {
         self.port = port
         self.baseURL = baseURL
         self.caFile = caFile
@@ -31,7 +34,8 @@ public final class APNsSimulator: Sendable {
     }
 
     /// Loads or creates the certificate in `configuration.directory` and starts listening.
-    public static func start(_ configuration: APNsSimulatorConfiguration, logger: Logger) async throws -> APNsSimulator {
+    public static func start(_ configuration: APNsSimulatorConfiguration, logger: Logger) async throws -> APNsSimulator
+    {
         let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory)
         let verifier = try ProviderTokenVerifier(teamID: configuration.teamID, keys: configuration.keys)
         let core = SimulatorCore(
@@ -43,8 +47,11 @@ public final class APNsSimulator: Sendable {
         let sslContext: NIOSSLContext
         do {
             var tls = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificate.privateKeyPEM.utf8), format: .pem)))
+                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map {
+                    .certificate($0)
+                },
+                privateKey: .privateKey(
+                    try NIOSSLPrivateKey(bytes: Array(certificate.privateKeyPEM.utf8), format: .pem)))
             tls.minimumTLSVersion = .tlsv12
             tls.applicationProtocols = ["h2", "http/1.1"]
             sslContext = try NIOSSLContext(configuration: tls)
@@ -86,7 +93,8 @@ public final class APNsSimulator: Sendable {
                             let connection = SimulatorConnection(id: core.nextConnectionID(), httpVersion: "http/1.1")
                             return channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                                try channel.pipeline.syncOperations.addHandler(SimulatorHandler(core: core, connection: connection))
+                                try channel.pipeline.syncOperations.addHandler(
+                                    SimulatorHandler(core: core, connection: connection))
                             }
                         })
                 }
@@ -105,7 +113,9 @@ public final class APNsSimulator: Sendable {
         case let literal where literal.contains(":"): host = "[\(literal)]"
         case let name: host = name
         }
-        logger.info("APNs simulator listening", metadata: ["url": "https://\(host):\(port)", "ca_file": "\(certificate.caFile)"])
+        logger.info(
+            "APNs simulator listening",
+            metadata: ["url": "https://\(host):\(port)", "ca_file": "\(certificate.caFile)"])
         return APNsSimulator(
             port: port,
             baseURL: URL(string: "https://\(host):\(port)")!,

@@ -29,7 +29,8 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         let type = try container.decode(String.self, forKey: .type)
         switch type {
         case "unregistered":
-            let milliseconds = try container.decodeIfPresent(Double.self, forKey: .since) ?? Date().timeIntervalSince1970 * 1000
+            let milliseconds =
+                try container.decodeIfPresent(Double.self, forKey: .since) ?? Date().timeIntervalSince1970 * 1000
             self = .unregistered(
                 token: try container.decode(String.self, forKey: .token),
                 since: Date(timeIntervalSince1970: milliseconds / 1000))

@@ -12,7 +12,8 @@ struct ControlAPI {
     func handle(_ exchange: SimulatorExchange) -> SimulatorCore.Reply {
         switch (exchange.method, exchange.path) {
         case ("GET", "/sim/health"):
-            return json(200, ["status": "ok", "records": core.records(token: nil).count, "faults": core.faults().count])
+            return json(
+                200, ["status": "ok", "records": core.records(token: nil).count, "faults": core.faults().count])
         case ("GET", "/sim/requests"):
             return encoded(200, core.records(token: exchange.query("token")))
         case ("DELETE", "/sim/requests"):
@@ -32,7 +33,9 @@ struct ControlAPI {
             core.clearFaults()
             return .respond(status: 204, headers: [], body: Data(), delay: nil)
         case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"):
-            return json(405, ["error": "method_not_allowed", "message": "\(exchange.method) is not allowed on \(exchange.path)"])
+            return json(
+                405,
+                ["error": "method_not_allowed", "message": "\(exchange.method) is not allowed on \(exchange.path)"])
         default:
             return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/faults"])
         }

@@ -80,7 +80,9 @@ final class SimulatorCore: Sendable {
     /// Takes one use of the first matching fault.
     private func consume(where matches: (APNsSimulatorFault) -> Bool) -> APNsSimulatorFault? {
         state.withLock { state in
-            guard let index = state.faults.firstIndex(where: { $0.remaining > 0 && matches($0.fault) }) else { return nil }
+            guard let index = state.faults.firstIndex(where: { $0.remaining > 0 && matches($0.fault) }) else {
+                return nil
+            }
             let fault = state.faults[index].fault
             if state.faults[index].remaining != Int.max {
                 state.faults[index].remaining -= 1
@@ -197,7 +199,9 @@ final class SimulatorCore: Sendable {
         case .success(let claims):
             note(claims, in: &record)
             guard connection.adopt(claims.fingerprint, now: exchange.receivedAt) else {
-                return .failure(Refusal(429, "TooManyProviderTokenUpdates", "the connection changed tokens twice within 20 minutes"))
+                return .failure(
+                    Refusal(429, "TooManyProviderTokenUpdates", "the connection changed tokens twice within 20 minutes")
+                )
             }
         }
 

@@ -21,7 +21,9 @@ struct SimulatorExchange: Sendable {
         guard let start = uri.firstIndex(of: "?") else { return nil }
         for pair in uri[uri.index(after: start)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            if parts.first.map(String.init) == name { return parts.count == 2 ? String(parts[1]).removingPercentEncoding : "" }
+            if parts.first.map(String.init) == name {
+                return parts.count == 2 ? String(parts[1]).removingPercentEncoding : ""
+            }
         }
         return nil
     }

@@ -42,7 +42,8 @@ final class SimulatorHandler: ChannelInboundHandler {
             case .respond(_, _, _, let wait), .drop(let wait): delay = wait
             }
             if let delay {
-                let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+                let nanoseconds =
+                    delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
                 context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
                     self.perform(reply, for: head, context: context)
                 }
@@ -61,7 +62,8 @@ final class SimulatorHandler: ChannelInboundHandler {
             responseHeaders.add(name: "content-length", value: String(body.count))
             let keepAlive = request.isKeepAlive || request.version.major >= 2
             if request.version.major < 2, !keepAlive { responseHeaders.add(name: "connection", value: "close") }
-            let head = HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: status), headers: responseHeaders)
+            let head = HTTPResponseHead(
+                version: request.version, status: HTTPResponseStatus(statusCode: status), headers: responseHeaders)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             if !body.isEmpty {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(data: body)))), promise: nil)

@@ -11,7 +11,8 @@ extension Crema {
     struct APNsSim: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "apns-sim",
-            abstract: "Run an APNs-compatible server (HTTP/2 + TLS) that validates, records and fails pushes on request.",
+            abstract:
+                "Run an APNs-compatible server (HTTP/2 + TLS) that validates, records and fails pushes on request.",
             discussion: """
                 The simulator answers POST /3/device/<token> exactly as APNs would (status and reason), checking the \
                 JWT, headers, topic suffixes and Live Activity / widget / alert payload rules, and records every \
@@ -42,14 +43,19 @@ extension Crema {
 
         @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
         @Option(help: "Port to listen on (0 picks a free one).") var port: Int = 2197
-        @Option(help: "Folder for ca.pem, key.pem and a generated AuthKey_<KEY-ID>.p8.") var dir: String = ".crema/apns-sim"
+        @Option(help: "Folder for ca.pem, key.pem and a generated AuthKey_<KEY-ID>.p8.") var dir: String =
+            ".crema/apns-sim"
         @Option(help: "Team ID that JWTs must carry as iss.") var teamID: String = "CREMATEAM1"
         @Option(help: "Key ID that JWTs must carry as kid.") var keyID: String = "CREMAKEY01"
-        @Option(help: "A .p8 signing key whose public key to accept (default: generate one in --dir).") var keyFile: String?
-        @Option(help: "Bundle ID topics must use (plus the push type's suffix); any topic when absent.") var bundleID: String?
+        @Option(help: "A .p8 signing key whose public key to accept (default: generate one in --dir).") var keyFile:
+            String?
+        @Option(help: "Bundle ID topics must use (plus the push type's suffix); any topic when absent.") var bundleID:
+            String?
 
         func run() async throws {
-            let level = Logger.Level(rawValue: (ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info").lowercased()) ?? .info
+            let level =
+                Logger.Level(rawValue: (ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info").lowercased())
+                ?? .info
             let logger = Runtime.bootstrapLogging(level: level.rawValue)
 
             let (key, keyPath) = try signingKey()
@@ -89,7 +95,10 @@ extension Crema {
                 }
                 let key = APNsSigningKey.generate(keyID: keyID, teamID: teamID)
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: path, contents: Data(key.pkcs8PEM.utf8), attributes: [.posixPermissions: 0o600]) else {
+                guard
+                    FileManager.default.createFile(
+                        atPath: path, contents: Data(key.pkcs8PEM.utf8), attributes: [.posixPermissions: 0o600])
+                else {
                     throw RuntimeError(message: "cannot write \(path)")
                 }
                 return (key, path)

@@ -6,7 +6,8 @@ import Testing
 
 @Suite("Pushes the client sends and the simulator accepts")
 struct DeliveryTests {
-    @Test("An accepted push is answered 200 and recorded with exactly the headers sent", arguments: APNsPushType.allCases)
+    @Test(
+        "An accepted push is answered 200 and recorded with exactly the headers sent", arguments: APNsPushType.allCases)
     func acceptedPushIsRecordedAsSent(pushType: APNsPushType) async throws {
         try await Harness.with { harness in
             let expiration = Date(timeIntervalSince1970: 1_732_253_600)

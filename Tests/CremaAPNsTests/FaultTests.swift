@@ -43,7 +43,8 @@ struct FaultTests {
     func serviceUnavailableForOneToken() async throws {
         try await Harness.with { harness in
             let target = Harness.request(.widgets)
-            harness.simulator.inject(.status(503, reason: "ServiceUnavailable", retryAfter: nil, count: 2, token: target.deviceToken))
+            harness.simulator.inject(
+                .status(503, reason: "ServiceUnavailable", retryAfter: nil, count: 2, token: target.deviceToken))
             let answers = try await harness.withClient { client in
                 [
                     try await client.send(Harness.request(.widgets)), try await client.send(target),

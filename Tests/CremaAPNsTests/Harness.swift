@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-@testable import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
 import Foundation
@@ -9,6 +8,8 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
 import Synchronization
+
+@testable import CremaAPNs
 
 /// A simulator on 127.0.0.1 (port 0) with its own certificate folder and one accepted signing key, plus
 /// helpers to build clients and raw requests against it. Everything is torn down by ``with(_:)``.
@@ -32,7 +33,8 @@ struct Harness {
         var logger = Logger(label: "crema.apns.tests")
         logger.logLevel = .critical
         let simulator = try await APNsSimulator.start(
-            APNsSimulatorConfiguration(directory: directory, teamID: teamID, keys: [keyID: key.publicKeyPEM], bundleID: bundleID),
+            APNsSimulatorConfiguration(
+                directory: directory, teamID: teamID, keys: [keyID: key.publicKeyPEM], bundleID: bundleID),
             logger: logger)
         let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
         do {
@@ -102,7 +104,8 @@ struct Harness {
         if let body { request.body = .bytes(ByteBuffer(data: body)) }
         let response = try await client.execute(request, timeout: .seconds(20))
         let bytes = try await response.body.collect(upTo: 16 << 20)
-        let reason = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any])?["reason"] as? String
+        let reason =
+            (try? JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any])?["reason"] as? String
         return (Int(response.status.code), reason, response.headers, bytes)
     }
 
@@ -119,7 +122,9 @@ struct Harness {
                 #"{"aps":{"timestamp":1732250000,"event":"start","content-state":{"status":"queued"},"attributes-type":"OrderActivityAttributes","attributes":{"number":42},"alert":{"title":"Order placed","body":"We're on it"},"input-push-token":1}}"#
                     .utf8)
         case .liveactivity:
-            Data(#"{"aps":{"timestamp":1732250000,"event":"\#(event)","content-state":{"status":"preparing"},"stale-date":1732251000}}"#.utf8)
+            Data(
+                #"{"aps":{"timestamp":1732250000,"event":"\#(event)","content-state":{"status":"preparing"},"stale-date":1732251000}}"#
+                    .utf8)
         case .alert:
             Data(#"{"aps":{"alert":{"title":"Your order is ready","body":"Pick it up at the counter"}}}"#.utf8)
         case .widgets:

@@ -1,9 +1,10 @@
-@testable import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
 import Crypto
 import Foundation
 import Testing
+
+@testable import CremaAPNs
 
 @Suite("Provider tokens (ES256 JWTs)")
 struct ProviderTokenTests {
@@ -14,12 +15,19 @@ struct ProviderTokenTests {
         let jwt = ProviderTokenCache(key: key, lifetime: .seconds(3000), now: { issuedAt }).token().jwt
         let parts = jwt.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
-        #expect(String(decoding: try #require(Self.decode(parts[0])), as: UTF8.self) == #"{"alg":"ES256","kid":"KEY1234567"}"#)
-        #expect(String(decoding: try #require(Self.decode(parts[1])), as: UTF8.self) == #"{"iss":"TEAM123456","iat":1732250000}"#)
+        #expect(
+            String(decoding: try #require(Self.decode(parts[0])), as: UTF8.self)
+                == #"{"alg":"ES256","kid":"KEY1234567"}"#)
+        #expect(
+            String(decoding: try #require(Self.decode(parts[1])), as: UTF8.self)
+                == #"{"iss":"TEAM123456","iat":1732250000}"#)
         let signature = try #require(Self.decode(parts[2]))
         #expect(signature.count == 64)
         let publicKey = try P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM)
-        #expect(publicKey.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8)))
+        #expect(
+            publicKey.isValidSignature(
+                try P256.Signing.ECDSASignature(rawRepresentation: signature),
+                for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(!jwt.contains("="))
     }
 
@@ -27,7 +35,8 @@ struct ProviderTokenTests {
     func tokenIsReusedForItsLifetime() {
         let clock = ManualClock()
         let cache = ProviderTokenCache(
-            key: .generate(keyID: "KEY1234567", teamID: "TEAM123456"), lifetime: .seconds(50 * 60), now: { clock.now() })
+            key: .generate(keyID: "KEY1234567", teamID: "TEAM123456"), lifetime: .seconds(50 * 60), now: { clock.now() }
+        )
         let first = cache.token()
         clock.advance(by: 49 * 60)
         #expect(cache.token() == first)
@@ -41,8 +50,12 @@ struct ProviderTokenTests {
         #expect(key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         let again = try APNsSigningKey(pem: key.pkcs8PEM, keyID: "KEY1234567", teamID: "TEAM123456")
         #expect(again.publicKeyPEM == key.publicKeyPEM)
-        #expect(throws: APNsSigningKeyError.self) { try APNsSigningKey(pem: "hello", keyID: "KEY1234567", teamID: "TEAM123456") }
-        #expect(throws: APNsSigningKeyError.self) { try APNsSigningKey(pem: key.pkcs8PEM, keyID: "", teamID: "TEAM123456") }
+        #expect(throws: APNsSigningKeyError.self) {
+            try APNsSigningKey(pem: "hello", keyID: "KEY1234567", teamID: "TEAM123456")
+        }
+        #expect(throws: APNsSigningKeyError.self) {
+            try APNsSigningKey(pem: key.pkcs8PEM, keyID: "", teamID: "TEAM123456")
+        }
     }
 
     @Test("A token signed by a key the simulator does not know is refused with 403 InvalidProviderToken")

@@ -27,7 +27,9 @@ struct TransportTests {
 
     @Test("The simulator reuses the certificate already in its folder")
     func certificateIsReused() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-apns-cert-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "crema-apns-cert-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = APNsSimulatorConfiguration(directory: directory, teamID: Harness.teamID, keys: [:])
         let first = try await APNsSimulator.start(configuration, logger: .init(label: "test"))
@@ -49,22 +51,29 @@ struct TransportTests {
                 let health = try await harness.raw(client, method: .GET, path: "/sim/health", headers: [], body: nil)
                 #expect(health.status == 200)
 
-                let listed = try await harness.raw(client, method: .GET, path: "/sim/requests?token=\(request.deviceToken)", headers: [], body: nil)
+                let listed = try await harness.raw(
+                    client, method: .GET, path: "/sim/requests?token=\(request.deviceToken)", headers: [], body: nil)
                 #expect(listed.status == 200)
                 let records = try JSONSerialization.jsonObject(with: Data(buffer: listed.body)) as? [[String: Any]]
                 #expect(records?.count == 1)
                 #expect(records?.first?["topic"] as? String == Harness.bundleID)
 
-                let none = try await harness.raw(client, method: .GET, path: "/sim/requests?token=00ff00ff00ff00ff", headers: [], body: nil)
+                let none = try await harness.raw(
+                    client, method: .GET, path: "/sim/requests?token=00ff00ff00ff00ff", headers: [], body: nil)
                 #expect(String(buffer: none.body) == "[]")
 
                 let fault = #"{"type":"status","status":500,"reason":"InternalServerError","count":1}"#
-                let injected = try await harness.raw(client, path: "/sim/faults", headers: [("content-type", "application/json")], body: Data(fault.utf8))
+                let injected = try await harness.raw(
+                    client, path: "/sim/faults", headers: [("content-type", "application/json")], body: Data(fault.utf8)
+                )
                 #expect(injected.status == 201)
-                let bad = try await harness.raw(client, path: "/sim/faults", headers: [], body: Data(#"{"type":"meteor"}"#.utf8))
+                let bad = try await harness.raw(
+                    client, path: "/sim/faults", headers: [], body: Data(#"{"type":"meteor"}"#.utf8))
                 #expect(bad.status == 400)
 
-                #expect(try await harness.raw(client, method: .DELETE, path: "/sim/requests", headers: [], body: nil).status == 204)
+                #expect(
+                    try await harness.raw(client, method: .DELETE, path: "/sim/requests", headers: [], body: nil).status
+                        == 204)
             }
             #expect(harness.simulator.records().isEmpty)
             let failed = try await harness.withClient { try await $0.send(Harness.request(.alert)) }
