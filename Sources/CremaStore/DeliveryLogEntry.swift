@@ -18,7 +18,8 @@ public struct DeliveryLogEntry: Sendable, Hashable, Codable {
     public var attempts: Int
     public var apnsStatus: Int?
     public var apnsReason: String?
-    public var apnsID: UUID?
+    /// Lowercase, as sent in the `apns-id` header.
+    public var apnsID: String?
     public var plannedAt: Date
     public var notBefore: Date
     public var expiresAt: Date?

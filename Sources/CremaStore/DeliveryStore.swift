@@ -202,7 +202,7 @@ public struct DeliveryStore: Sendable {
                     priority: try row.decode("priority", as: Int?.self), collapseID: try row.decode("collapse_id", as: String?.self),
                     state: try row.decode("state"), reasonCode: try row.decode("reason_code"), reason: try row.decode("reason"),
                     attempts: try row.decode("attempts"), apnsStatus: try row.decode("last_status", as: Int?.self),
-                    apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self),
+                    apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self)?.uuidString.lowercased(),
                     plannedAt: try row.decode("created_at"), notBefore: try row.decode("run_at"),
                     expiresAt: try row.decode("expires_at", as: Date?.self), sentAt: try row.decode("sent_at", as: Date?.self),
                     finishedAt: try row.decode("finished_at", as: Date?.self))

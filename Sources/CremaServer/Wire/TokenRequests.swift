@@ -17,7 +17,8 @@ struct CustomerTokenRequest: Codable, Sendable {
 /// What a token registration answers: never the whole token.
 struct TokenResponse: Encodable, Sendable {
     var kind: String
-    var orderID: UUID?
+    /// Lowercase, as every id in the API.
+    var orderID: String?
     var customerRef: String?
     var environment: APNsEnvironment
     var token: String
@@ -31,7 +32,7 @@ struct TokenResponse: Encodable, Sendable {
 
     init(_ registered: RegisteredToken, orderID: UUID? = nil, customerRef: String? = nil) {
         kind = registered.ref.kind.rawValue
-        self.orderID = orderID
+        self.orderID = orderID?.uuidString.lowercased()
         self.customerRef = customerRef
         environment = registered.environment
         token = registered.redactedToken
@@ -41,8 +42,13 @@ struct TokenResponse: Encodable, Sendable {
 
 /// `GET /v1/orders/{id}/deliveries`.
 struct DeliveriesResponse: Encodable, Sendable {
-    var orderID: UUID
+    var orderID: String
     var deliveries: [DeliveryLogEntry]
+
+    init(orderID: UUID, deliveries: [DeliveryLogEntry]) {
+        self.orderID = orderID.uuidString.lowercased()
+        self.deliveries = deliveries
+    }
 
     enum CodingKeys: String, CodingKey {
         case orderID = "order_id"
