@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "CremaCore", targets: ["CremaCore"]),
         /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
+        // MARK: - barista product
+        .executable(name: "barista", targets: ["barista"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -95,6 +97,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - barista: the baristas' terminal over the HTTP API (no server code: wire types are its own).
+        .executableTarget(
+            name: "barista",
+            dependencies: [
+                "CremaCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Test support: a fresh, migrated database per suite on the cluster scripts/test starts.
         .target(
             name: "CremaTestSupport",
@@ -133,6 +148,17 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - barista tests: the real binary against a real `crema serve` on a fresh database.
+        .testTarget(
+            name: "BaristaTests",
+            dependencies: [
+                "barista", "CremaTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
