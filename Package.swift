@@ -156,9 +156,11 @@ let package = Package(
         .testTarget(
             name: "BaristaTests",
             dependencies: [
-                "barista", "CremaTestSupport",
+                // "barista" only so the binary is built before the tests run it; they never import it.
+                "barista", "CremaCore", "CremaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -34,8 +34,10 @@ struct APIFailure: Error, Sendable {
                 .forbidden, "Crema refused the key: set CREMA_BARISTA_KEY (or key = … in the config file) to the barista key.",
                 code: code)
         case (403, _):
+            let role = details["role"]?.stringValue.map { "a \($0) key" } ?? "not a barista key"
             return BaristaError(
-                .forbidden, "This key is not a barista key (\(message)): use the barista key crema printed at start.", code: code)
+                .forbidden, "Crema refused this with the configured key (it is \(role)): set CREMA_BARISTA_KEY to the barista key.",
+                code: code)
         case (404, "unknown_store"):
             let store = details["store_id"]?.stringValue ?? "?"
             return BaristaError(.notFound, "There is no store '\(store)' on \(server): check --store or CREMA_STORE.", code: code)
