@@ -43,9 +43,11 @@ enum Describe {
     static func duration(_ seconds: TimeInterval) -> String {
         let total = max(0, Int(seconds.rounded()))
         if total < 60 { return "\(total)s" }
-        if total < 3600 { return "\(total / 60)m" }
-        let minutes = (total % 3600) / 60
-        return "\(total / 3600)h" + (minutes < 10 ? "0" : "") + "\(minutes)m"
+        // To the nearest minute, as the customer's "in 6 min" reads it.
+        let wholeMinutes = (total + 30) / 60
+        if wholeMinutes < 60 { return "\(wholeMinutes)m" }
+        let minutes = wholeMinutes % 60
+        return "\(wholeMinutes / 60)h" + (minutes < 10 ? "0" : "") + "\(minutes)m"
     }
 
     /// "in 4m", "now", "3m late"
