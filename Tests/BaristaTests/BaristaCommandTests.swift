@@ -139,4 +139,23 @@ struct BaristaCommandTests {
             #expect(text.stdout.contains("Deliveries") == !routeMissing)
         }
     }
+
+    @Test("on a terminal the queue is colored, unless NO_COLOR is set")
+    func colorOnlyOnATerminal() async throws {
+        try await Crema.with { crema in
+            try await crema.place("Ana")
+            // util-linux `script` (Debian: bsdutils, essential) gives the command a pseudo-terminal as stdout.
+            let script = URL(fileURLWithPath: "/usr/bin/script")
+            let command = "\(Binaries.barista.path) queue"
+            let colored = try await Crema.run(script, ["-qec", command, "/dev/null"], environment: crema.environment)
+            #expect(colored.status == 0, "\(colored)")
+            #expect(colored.stdout.contains("\u{1B}[33mQUEUED (1)\u{1B}[0m"))
+
+            let plain = try await Crema.run(
+                script, ["-qec", command, "/dev/null"], environment: crema.environment.merging(["NO_COLOR": "1"]) { $1 })
+            #expect(plain.status == 0, "\(plain)")
+            #expect(plain.stdout.contains("QUEUED (1)"))
+            #expect(!plain.stdout.contains("\u{1B}["))
+        }
+    }
 }
