@@ -1,7 +1,7 @@
 import Foundation
 
 /// How `barista` ends, for scripts: loosely after BSD `sysexits.h`, so the numbers mean what shell users expect.
-/// The table is printed by `barista --help` and kept in step with the README by a test.
+/// `barista --help` prints this table (a test checks every code is there); the README repeats it.
 enum ExitStatus: Int32, CaseIterable, Sendable {
     case ok = 0
     /// Anything unexpected: the server failed inside (500) or answered something `barista` cannot read.

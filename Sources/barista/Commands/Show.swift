@@ -36,7 +36,10 @@ extension Barista {
             lines.append(
                 terminal.paint("#\(order.number) \(order.displayName)", .bold) + " · " + terminal.paint(Describe.state(order.state), stateColor)
                     + " · version \(order.version) · store \(order.storeID)")
-            let eta = order.eta.map { "\(Describe.clock($0, seconds: false)) (\(Describe.eta($0, now: now).text))" } ?? "—"
+            // Once the order is over, "in 6m" or "3m late" would mislead: the promised time alone.
+            let eta = order.eta.map {
+                Describe.clock($0, seconds: false) + (order.state.isTerminal ? "" : " (\(Describe.eta($0, now: now).text))")
+            } ?? "—"
             var facts = [
                 ("placed", "\(Describe.clock(order.placedAt)) (\(Describe.duration(now.timeIntervalSince(order.placedAt))) ago)"),
                 ("eta", eta), ("items", Describe.items(order.items)),
