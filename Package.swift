@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
         .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
         .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
+        // MARK: - barista product
+        .executable(name: "barista", targets: ["barista"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -133,6 +135,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - barista: the baristas' terminal over the HTTP API (no server code: wire types are its own).
+        .executableTarget(
+            name: "barista",
+            dependencies: [
+                "CremaCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Test support: a fresh, migrated database per suite on the cluster scripts/test starts.
         .target(
             name: "CremaTestSupport",
@@ -190,6 +205,19 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - barista tests: the real binary against a real `crema serve` on a fresh database.
+        .testTarget(
+            name: "BaristaTests",
+            dependencies: [
+                // "barista" only so the binary is built before the tests run it; they never import it.
+                "barista", "CremaCore", "CremaTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

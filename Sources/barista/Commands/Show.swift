@@ -1,0 +1,105 @@
+import ArgumentParser
+import CremaCore
+import Foundation
+
+extension Barista {
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one order: its state, history, what the customer sees now, and its delivery log.",
+            discussion: "The delivery log appears once the server has it (GET /v1/orders/{id}/deliveries); until then the section is left out.")
+
+        @Argument(help: "The order: the number on the cup (42 or #42) or its full id.") var order: OrderReference
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let (reference, json) = (order, options.json)
+            try await Runner.run(options) { settings, client, terminal in
+                let order = try await reference.resolve(with: client, settings: settings)
+                let preview = try await client.preview(id: order.id)
+                let deliveries = try await client.deliveries(id: order.id)
+                if json {
+                    try terminal.json(ShowOutput(order: order, surfaces: preview, deliveries: deliveries))
+                } else {
+                    Self.render(order, preview: preview, deliveries: deliveries, now: Date(), terminal: terminal).forEach { terminal.line($0) }
+                }
+            }
+        }
+
+        static func render(_ order: WireOrder, preview: WirePreview, deliveries: JSONValue?, now: Date, terminal: Terminal) -> [String] {
+            var lines: [String] = []
+            let stateColor: Terminal.Style = switch order.state {
+            case .queued: .yellow
+            case .preparing: .blue
+            case .ready, .pickedUp: .green
+            case .canceled: .red
+            }
+            lines.append(
+                terminal.paint("#\(order.number) \(order.displayName)", .bold) + " · " + terminal.paint(Describe.state(order.state), stateColor)
+                    + " · version \(order.version) · store \(order.storeID)")
+            // Once the order is over, "in 6m" or "3m late" would mislead: the promised time alone.
+            let eta = order.eta.map {
+                Describe.clock($0, seconds: false) + (order.state.isTerminal ? "" : " (\(Describe.eta($0, now: now).text))")
+            } ?? "—"
+            var facts = [
+                ("placed", "\(Describe.clock(order.placedAt)) (\(Describe.duration(now.timeIntervalSince(order.placedAt))) ago)"),
+                ("eta", eta), ("items", Describe.items(order.items)),
+            ]
+            if let barista = order.barista { facts.append(("barista", barista)) }
+            if let point = order.pickupPoint { facts.append(("pickup", point)) }
+            if let reason = order.delayReason { facts.append(("delayed", reason)) }
+            if let reason = order.cancelReason { facts.append(("canceled", reason)) }
+            facts.append(("allowed now", Describe.allowedActions(order)))
+            lines += facts.map { "  " + $0.0.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.1 }
+
+            lines.append("")
+            lines.append(terminal.paint("History", .bold))
+            var history = Table(header: ["V", "AT", "EVENT", "BY", "DETAIL"], maxWidth: [4: 70])
+            for event in order.events ?? [] {
+                history.rows.append(["\(event.version)", Describe.clock(event.at), event.type, event.role, Describe.eventDetail(event)])
+            }
+            lines += history.render(terminal: terminal, indent: "  ")
+
+            lines.append("")
+            lines.append(terminal.paint("What the customer sees now", .bold) + " (\(preview.locale ?? "en"), as of \(Describe.clock(preview.generatedAt)))")
+            let families = preview.families
+            var surfaces = Table(header: ["SURFACE", "SHOWS"])
+            let island = [families.compactLeading?.text, families.compactTrailing?.text].compactMap { $0 }.joined(separator: " · ")
+            surfaces.rows.append(["Dynamic Island", island])
+            surfaces.rows.append(["  minimal", families.minimal?.text ?? "(symbol only)"])
+            surfaces.rows.append(["Watch, CarPlay", [families.small?.title, families.small?.status].compactMap { $0 }.joined(separator: " · ")])
+            if let lock = families.lockScreen {
+                let eta = [lock.etaRelative, lock.etaAbsolute].compactMap { $0 }.joined(separator: ", ")
+                surfaces.rows.append(["Lock Screen", [lock.title, lock.subtitle].compactMap { $0 }.joined(separator: " · ")])
+                if let detail = lock.detail { surfaces.rows.append(["", detail]) }
+                if !eta.isEmpty { surfaces.rows.append(["", eta]) }
+            }
+            lines += surfaces.render(terminal: terminal, indent: "  ")
+
+            if let deliveries {
+                lines.append("")
+                lines.append(terminal.paint("Deliveries", .bold))
+                let rows = deliveries.arrayValue ?? deliveries["deliveries"]?.arrayValue ?? []
+                if rows.isEmpty { lines.append("  none yet") }
+                for row in rows {
+                    // The log's shape belongs to the delivery issue: show each entry's plain fields as they come.
+                    guard case .object(let fields) = row else { continue }
+                    let text = fields.keys.sorted().compactMap { key -> String? in
+                        guard let value = fields[key], value != .null else { return nil }
+                        if case .object = value { return nil }
+                        return "\(key)=\(value.brief)"
+                    }.joined(separator: "  ")
+                    lines.append("  " + text)
+                }
+            }
+            return lines
+        }
+    }
+}
+
+/// `show --json`: `{"order":{…with events},"surfaces":{…preview},"deliveries":[…]}`; `deliveries` is
+/// absent while the server has no delivery log.
+struct ShowOutput: Encodable {
+    var order: WireOrder
+    var surfaces: WirePreview
+    var deliveries: JSONValue?
+}
