@@ -128,18 +128,24 @@ public final class PostgresConnection: @unchecked Sendable {
 
     // MARK: - libpq calls (run on the queue only)
 
-    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
-        // Keywords before `dbname` are defaults that the conninfo's own values override. The connect
-        // timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished.
+    /// Opens a libpq connection (blocking: call it off the cooperative pool) with Crema's connection
+    /// defaults. Keywords before `dbname` are defaults that the conninfo's own values override. The connect
+    /// timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished. The result may
+    /// be NULL (out of memory) or a handle whose `PQstatus` is bad; the caller frees it.
+    static func connectHandle(_ conninfo: String, applicationName: String = "crema") -> OpaquePointer? {
         var keywords = ["fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]
-        var values = ["crema", "1", "30", "10", "3"]
+        var values = [applicationName, "1", "30", "10", "3"]
         if getenv("PGCONNECT_TIMEOUT") == nil {
             keywords.append("connect_timeout")
             values.append("5")
         }
         keywords.append("dbname")
         values.append(conninfo)
-        let handle = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
+        return withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
+    }
+
+    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
+        let handle = connectHandle(conninfo)
         guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
         guard PQstatus(handle) == CONNECTION_OK else {
             let detail = message(handle)
@@ -229,7 +235,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return poll(&descriptor, 1, 0) > 0
     }
 
-    private static func message(_ handle: OpaquePointer) -> String {
+    static func message(_ handle: OpaquePointer) -> String {
         PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 }
