@@ -1,0 +1,193 @@
+import CLibPQ
+import Foundation
+import Logging
+import Synchronization
+
+// Everything here runs on the listener's own thread, which alone touches the libpq connection.
+extension PostgresListener {
+    /// Why the wait on one connection ended.
+    private enum Ending {
+        case shutdown
+        case lost(String)
+    }
+
+    /// Connects, listens and waits, reconnecting until shutdown; then ends every stream.
+    func runLoop() {
+        var failedAttempts = 0
+        var hasListened = false
+        var outageStart: ContinuousClock.Instant?
+        while !isShuttingDown {
+            switch connectAndListen() {
+            case .failure(let detail):
+                failedAttempts += 1
+                if failedAttempts == 1, !hasListened {
+                    logger.warning(
+                        "cannot connect the LISTEN connection; retrying",
+                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(detail)"])
+                }
+                pause(for: backoff(after: failedAttempts))
+            case .success(let handle):
+                if let outageStart {
+                    logger.info(
+                        "listening again",
+                        metadata: [
+                            "postgres.channels": "\(channels)", "postgres.attempts": "\(failedAttempts + 1)",
+                            "postgres.outage_ms": "\((ContinuousClock.now - outageStart).milliseconds)",
+                        ])
+                } else {
+                    logger.info("listening", metadata: ["postgres.channels": "\(channels)"])
+                }
+                hasListened = true
+                failedAttempts = 0
+                outageStart = nil
+                // Notifications that arrived while LISTEN ran are already read: they follow `.reconnected`.
+                deliver([.reconnected] + Self.drainNotifications(handle))
+                let ending = wait(on: handle)
+                state.withLock { $0.isListening = false }
+                PQfinish(handle)
+                if case .lost(let detail) = ending {
+                    outageStart = .now
+                    logger.warning(
+                        "lost the LISTEN connection; reconnecting",
+                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(detail)"])
+                    pause(for: reconnectDelay)
+                }
+            }
+        }
+        finish()
+    }
+
+    private var isShuttingDown: Bool { state.withLock { $0.isShuttingDown } }
+
+    /// `reconnectDelay` doubled per failed attempt, capped, with ±10 % jitter so that processes which lost
+    /// the same server do not all return in step.
+    private func backoff(after failedAttempts: Int) -> Duration {
+        let doubled = reconnectDelay * (1 << min(failedAttempts - 1, 16))
+        let capped = min(doubled, max(reconnectDelay, Self.maxReconnectDelay))
+        return capped * Double.random(in: 0.9...1.1)
+    }
+
+    /// Sleeps for `duration` unless shutdown wakes the thread first.
+    private func pause(for duration: Duration) {
+        let deadline = ContinuousClock.now + duration
+        while !isShuttingDown {
+            let left = deadline - .now
+            guard left > .zero else { return }
+            var descriptor = pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: max(1, min(left.milliseconds, Int64(Self.pollTimeoutMilliseconds))))
+            if poll(&descriptor, 1, milliseconds) > 0 { drainWakePipe() }
+        }
+    }
+
+    // MARK: - libpq
+
+    /// Opens a connection and runs `LISTEN` for every channel, or says why it could not.
+    private func connectAndListen() -> Result<OpaquePointer, ListenFailure> {
+        guard let handle = PostgresConnection.connectHandle(conninfo, applicationName: "crema-listener") else {
+            return .failure(ListenFailure("out of memory"))
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let detail = PostgresConnection.message(handle)
+            PQfinish(handle)
+            return .failure(ListenFailure(detail))
+        }
+        var statements: [String] = []
+        for channel in channels {
+            guard let quoted = PQescapeIdentifier(handle, channel, channel.utf8.count) else {
+                let detail = PostgresConnection.message(handle)
+                PQfinish(handle)
+                return .failure(ListenFailure(detail))
+            }
+            statements.append("LISTEN \(String(cString: quoted))")
+            PQfreemem(quoted)
+        }
+        // A server-side idle_session_timeout (PostgreSQL 14+) would end this always-idle session.
+        if PQserverVersion(handle) >= 140_000 { statements.insert("SET idle_session_timeout TO 0", at: 0) }
+        let result = PQexec(handle, statements.joined(separator: "; "))
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let detail = result.flatMap { PQresultErrorMessage($0).map { String(cString: $0) } } ?? PostgresConnection.message(handle)
+            PQfinish(handle)
+            return .failure(ListenFailure(detail.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        return .success(handle)
+    }
+
+    /// Waits for notifications on `handle` until the connection is lost or shutdown is asked for.
+    private func wait(on handle: OpaquePointer) -> Ending {
+        while true {
+            if isShuttingDown { return .shutdown }
+            let socket = PQsocket(handle)
+            guard socket >= 0 else { return .lost("the connection has no socket") }
+            var descriptors = [
+                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, nfds_t(descriptors.count), Self.pollTimeoutMilliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .lost("poll failed: \(String(cString: strerror(errno)))")
+            }
+            if descriptors[1].revents != 0 { drainWakePipe() }
+            if descriptors[0].revents & Int16(POLLNVAL) != 0 { return .lost("the socket was closed") }
+            // Readable, end-of-file and socket errors all show up in revents; PQconsumeInput tells them apart.
+            if descriptors[0].revents != 0 {
+                if PQconsumeInput(handle) == 0 { return .lost(PostgresConnection.message(handle)) }
+                deliver(Self.drainNotifications(handle))
+            }
+            // A terminated backend sends a FATAL error before closing; the status turns bad either way.
+            if PQstatus(handle) != CONNECTION_OK { return .lost(PostgresConnection.message(handle)) }
+        }
+    }
+
+    private static func drainNotifications(_ handle: OpaquePointer) -> [PostgresListenerEvent] {
+        var events: [PostgresListenerEvent] = []
+        while let notify = PQnotifies(handle) {
+            let channel = String(cString: notify.pointee.relname)
+            let payload = notify.pointee.extra.map { String(cString: $0) } ?? ""
+            events.append(.notification(channel: channel, payload: payload, backendPID: notify.pointee.be_pid))
+            PQfreemem(notify)
+        }
+        return events
+    }
+
+    private func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakeReader, &buffer, buffer.count) > 0 {}
+    }
+
+    /// Ends the streams (each keeps its buffered events) and releases `shutdown()`.
+    private func finish() {
+        let (waiters, shutdownWaiters) = state.withLock { state in
+            state.isFinished = true
+            state.isListening = false
+            if wakeReader >= 0 { close(wakeReader) }
+            if wakeWriter >= 0 { close(wakeWriter) }
+            var waiters: [Inbox.Waiter] = []
+            for id in state.inboxes.keys {
+                waiters += state.inboxes[id]?.waiters ?? []
+                state.inboxes[id]?.waiters = []
+            }
+            let shutdownWaiters = state.shutdownWaiters
+            state.shutdownWaiters = []
+            return (waiters, shutdownWaiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+        for continuation in shutdownWaiters { continuation.resume() }
+        logger.debug("stopped listening", metadata: ["postgres.channels": "\(channels)"])
+    }
+}
+
+/// Why a connection attempt failed: libpq's or the server's message, for the log.
+struct ListenFailure: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
