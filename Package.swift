@@ -115,7 +115,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CremaPostgresTests",
-            dependencies: ["CremaPostgres", "CremaTestSupport"],
+            dependencies: [
+                "CremaPostgres", "CremaTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

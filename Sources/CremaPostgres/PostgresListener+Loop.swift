@@ -91,6 +91,17 @@ extension PostgresListener {
             PQfinish(handle)
             return .failure(ListenFailure(detail))
         }
+        // Server messages outside a query (such as the FATAL before a terminated backend closes) go to the
+        // log at debug rather than to stderr; the loss itself is logged at warning. The listener outlives the
+        // handle (the thread holds it), so the unretained pointer stays valid.
+        PQsetNoticeProcessor(
+            handle,
+            { context, message in
+                guard let context, let message else { return }
+                let listener = Unmanaged<PostgresListener>.fromOpaque(context).takeUnretainedValue()
+                let text = String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+                listener.logger.debug("server notice on the LISTEN connection", metadata: ["postgres.notice": "\(text)"])
+            }, Unmanaged.passUnretained(self).toOpaque())
         var statements: [String] = []
         for channel in channels {
             guard let quoted = PQescapeIdentifier(handle, channel, channel.utf8.count) else {
@@ -101,8 +112,9 @@ extension PostgresListener {
             statements.append("LISTEN \(String(cString: quoted))")
             PQfreemem(quoted)
         }
-        // A server-side idle_session_timeout (PostgreSQL 14+) would end this always-idle session.
-        if PQserverVersion(handle) >= 140_000 { statements.insert("SET idle_session_timeout TO 0", at: 0) }
+        // A server-side idle_session_timeout (PostgreSQL 14+) would end this always-idle session. It goes last
+        // so that pg_stat_activity shows the session's query as `LISTEN …`.
+        if PQserverVersion(handle) >= 140_000 { statements.append("SET idle_session_timeout TO 0") }
         let result = PQexec(handle, statements.joined(separator: "; "))
         defer { PQclear(result) }
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
