@@ -23,7 +23,7 @@ extension PostgresListener {
                 if failedAttempts == 1, !hasListened {
                     logger.warning(
                         "cannot connect the LISTEN connection; retrying",
-                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(detail)"])
+                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail.description))"])
                 }
                 pause(for: backoff(after: failedAttempts))
             case .success(let handle):
@@ -49,7 +49,7 @@ extension PostgresListener {
                     outageStart = .now
                     logger.warning(
                         "lost the LISTEN connection; reconnecting",
-                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(detail)"])
+                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail))"])
                     pause(for: reconnectDelay)
                 }
             }
@@ -161,6 +161,11 @@ extension PostgresListener {
             PQfreemem(notify)
         }
         return events
+    }
+
+    /// libpq's messages span lines ("server closed the connection unexpectedly\n\tThis probably means …").
+    private static func oneLine(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 
     private func drainWakePipe() {
