@@ -6,7 +6,7 @@ extension Barista {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show one order: its state, history, what the customer sees now, and its delivery log.",
-            discussion: "The delivery log appears once the server has it (GET /v1/orders/{id}/deliveries); until then the section is left out.")
+            discussion: "The delivery log (GET /v1/orders/{id}/deliveries) lists each push decision: the event, the token kind, the push, its outcome and the reason code (docs/delivery.md). A server without that route leaves the section out.")
 
         @Argument(help: "The order: the number on the cup (42 or #42) or its full id.") var order: OrderReference
         @OptionGroup var options: GlobalOptions
@@ -80,15 +80,19 @@ extension Barista {
                 lines.append(terminal.paint("Deliveries", .bold))
                 let rows = deliveries.arrayValue ?? deliveries["deliveries"]?.arrayValue ?? []
                 if rows.isEmpty { lines.append("  none yet") }
+                // One line per decision: the event it answered, what went where, and why (docs/delivery.md).
                 for row in rows {
-                    // The log's shape belongs to the delivery issue: show each entry's plain fields as they come.
-                    guard case .object(let fields) = row else { continue }
-                    let text = fields.keys.sorted().compactMap { key -> String? in
-                        guard let value = fields[key], value != .null else { return nil }
-                        if case .object = value { return nil }
-                        return "\(key)=\(value.brief)"
-                    }.joined(separator: "  ")
-                    lines.append("  " + text)
+                    guard case .object = row else { continue }
+                    let event = row["order_event"]?.brief ?? "-"
+                    let target = row["target_kind"]?.brief ?? "order"
+                    var what = row["live_activity_event"].map { "liveactivity \($0.brief)" } ?? row["push_type"]?.brief ?? "-"
+                    if let priority = row["priority"], priority != .null { what += " p\(priority.brief)" }
+                    let state = row["state"]?.brief ?? "-"
+                    var outcome = state
+                    if let status = row["apns_status"], status != .null { outcome += " \(status.brief)" }
+                    if let reason = row["apns_reason"], reason != .null, state != "sent" { outcome += " (\(reason.brief))" }
+                    let code = row["reason_code"]?.brief ?? ""
+                    lines.append("  \(event.padding(toLength: 10, withPad: " ", startingAt: 0)) \(target.padding(toLength: 14, withPad: " ", startingAt: 0)) \(what.padding(toLength: 24, withPad: " ", startingAt: 0)) \(outcome.padding(toLength: 12, withPad: " ", startingAt: 0)) \(code)")
                 }
             }
             return lines
