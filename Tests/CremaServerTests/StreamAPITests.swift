@@ -15,7 +15,7 @@ import Testing
 
 /// The dashboard stream over real HTTP (a live server on port 0) and real LISTEN/NOTIFY. Waits use generous
 /// deadlines; nothing passes or fails on timing.
-@Suite(.serialized) struct StreamAPITests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamAPITests {
     @Test func aChangeAppearsOnTheStreamWithItsStateVersionAndProjection() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
