@@ -58,6 +58,21 @@ import Testing
         }
     }
 
+    @Test func aQuietStreamSendsKeepaliveComments() async throws {
+        try await StreamHarness.run(heartbeat: .milliseconds(100)) { h in
+            try await h.api.createStore()
+            let response = try await h.http.execute(
+                h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(60))
+            var text = ""
+            for try await buffer in response.body {
+                text += String(buffer: buffer)
+                if text.contains(": keepalive\n\n") { break }
+            }
+            #expect(text.hasPrefix("retry: 2000\n: connected\n\n"))
+            #expect(text.contains(": keepalive\n\n"))
+        }
+    }
+
     @Test func theStreamRefusesNoKeyAndEveryOtherRole() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
@@ -133,9 +148,12 @@ struct StreamHarness: Sendable {
     let port: Int
     let http: HTTPClient
 
-    static func run(_ label: String = #function, _ body: @escaping @Sendable (StreamHarness) async throws -> Void) async throws {
+    static func run(
+        _ label: String = #function, heartbeat: Duration = .seconds(15), _ body: @escaping @Sendable (StreamHarness) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(label) { db in
             var dependencies = try APIHarness.dependencies(pool: db.pool)
+            dependencies.streamHeartbeat = heartbeat
             dependencies.streamHub = StreamHub(conninfo: db.conninfo, sweepInterval: .seconds(2), logger: Logger(label: "test"))
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
