@@ -73,6 +73,24 @@ import Testing
         }
     }
 
+    @Test func aClientThatReadsNothingForAWhileGetsEveryChangeInOrderWhenItReadsAgain() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            // The response is open but its body is not read while more orders than one catch-up page are placed.
+            let response = try await h.http.execute(
+                h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(120))
+            var placed: [String] = []
+            for _ in 0..<(OrderStore.streamPageSize + 10) { placed.append(try await h.api.placeOrder()) }
+            let stream = SSEStream(body: response.body)
+            _ = try await stream.waitFor { $0.order(placed.last!) != nil }
+            let events = stream.events
+            #expect(events.map { $0.json["id"] as? String ?? "" } == placed)
+            let cursors = events.compactMap { Int64($0.id) }
+            #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
+            stream.close()
+        }
+    }
+
     @Test func theStreamRefusesNoKeyAndEveryOtherRole() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
