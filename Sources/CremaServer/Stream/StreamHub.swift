@@ -60,8 +60,6 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         state.withLock { $0.subscribers.removeValue(forKey: id) }?.continuation.finish()
     }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
     /// Wakes the subscribers of `store`, or all of them when `store` is nil.
     func wake(store: String?) {
         state.withLock { state in
