@@ -198,6 +198,8 @@ let package = Package(
             name: "CremaServerTests",
             dependencies: [
                 "CremaServer", "CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

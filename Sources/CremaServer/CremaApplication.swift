@@ -16,8 +16,16 @@ public enum CremaApplication {
         public var migrator: Migrator
         public var keys: APIKeys
         public var registry: PrometheusCollectorRegistry
+        /// The dashboard stream's listener; `build` runs it as a service.
+        public var streamHub: StreamHub
+        /// How long a quiet stream waits before sending a `: keepalive` comment.
+        public var streamHeartbeat: Duration = .seconds(15)
 
-        public init(pool: PostgresPool, store: OrderStore, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init()) {
+        public init(
+            pool: PostgresPool, store: OrderStore, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
+            streamHub: StreamHub = StreamHub(conninfo: nil, logger: Logger(label: "crema.stream"))
+        ) {
+            self.streamHub = streamHub
             self.pool = pool
             self.store = store
             self.migrator = migrator
@@ -38,6 +46,8 @@ public enum CremaApplication {
         StoreRoutes(store: dependencies.store).register(on: router)
         OrderRoutes(store: dependencies.store).register(on: router)
         TokenRoutes(store: dependencies.store).register(on: router)
+        StreamRoutes(store: dependencies.store, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
+        BoardRoutes().register(on: router)
         routes.record(router.routes)
         return router
     }
@@ -52,7 +62,8 @@ public enum CremaApplication {
             router: router(dependencies),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
             // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
-            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(pool: dependencies.pool, logger: logger)] + services,
+            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(pool: dependencies.pool, logger: logger), dependencies.streamHub]
+                + services,
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
             logger: logger)
     }

@@ -55,7 +55,8 @@ extension Crema {
             say(apns.summary)
 
             let host = configuration.host
-            let dependencies = CremaApplication.Dependencies(pool: pool, store: store, migrator: migrator, keys: keys)
+            let dependencies = CremaApplication.Dependencies(
+                pool: pool, store: store, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
             let dispatcher = Dispatcher(
                 store: DeliveryStore(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(

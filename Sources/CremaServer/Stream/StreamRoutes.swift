@@ -1,0 +1,139 @@
+import CremaCore
+import CremaStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The dashboard stream (DESIGN §9, role `dashboard`): `GET /v1/stream?store=` as Server-Sent Events, and
+/// `POST /v1/stream/tickets` for browsers, whose `EventSource` cannot send an `Authorization` header.
+///
+/// Each event is one order change: `id:` is the stream cursor of the order's latest event, `event: order`,
+/// `data:` the order (the `Order` schema plus its stored `projection`). A stream resumes after the cursor in
+/// `Last-Event-ID` (or `?last_event_id=`, for a page that reconnects with a new ticket); without one it starts
+/// at the store's current head (a client reads `GET /v1/stores/{store}/board` first).
+struct StreamRoutes {
+    let store: OrderStore
+    let hub: StreamHub
+    /// A comment line is sent when nothing else was written for this long, so proxies keep the stream open.
+    let heartbeat: Duration
+    static let ticketLifetime: TimeInterval = 60
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.get("/v1/stream") { request, context in try await self.stream(request, context) }
+        router.post("/v1/stream/tickets") { request, context in try await self.issueTicket(request, context) }
+    }
+
+    struct TicketRequest: Decodable {
+        var storeID: String
+        enum CodingKeys: String, CodingKey { case storeID = "store_id" }
+    }
+
+    struct TicketResponse: Encodable {
+        var ticket: String
+        var storeID: String
+        var expiresAt: Date
+        enum CodingKeys: String, CodingKey { case ticket, storeID = "store_id", expiresAt = "expires_at" }
+    }
+
+    func issueTicket(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        _ = try context.authorize([.dashboard])
+        let body = try WireCoding.decode(TicketRequest.self, from: try await request.bodyData(context: context))
+        guard StoreID.isValid(body.storeID) else {
+            throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for index in bytes.indices { bytes[index] = generator.next() }
+        let ticket = bytes.map { String(format: "%02x", $0) }.joined()
+        try await store.issueStreamTicket(ticket, store: body.storeID, lifetime: Self.ticketLifetime)
+        return try JSONResponse.make(
+            .created, TicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
+            headers: [.cacheControl: "no-store"])
+    }
+
+    func stream(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let storeID = query["store"].map(String.init), StoreID.isValid(storeID) else {
+            throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        if context.role == nil, let ticket = query["ticket"].map(String.init) {
+            // A ticket stands in for the dashboard key, for one store, once.
+            guard try await store.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+        } else {
+            _ = try context.authorize([.dashboard])
+        }
+        let resumeFrom = request.headers[HTTPField.Name("Last-Event-ID")!] ?? query["last_event_id"].map(String.init)
+        let start: Int64
+        if let resumeFrom {
+            guard let value = Int64(resumeFrom), value >= 0 else {
+                throw APIError.invalidField(field: "Last-Event-ID", reason: "must be an event id from this stream")
+            }
+            _ = try await store.streamHead(store: storeID)  // 404 for an unknown store
+            start = value
+        } else {
+            start = try await store.streamHead(store: storeID)
+        }
+        let (id, wakeUps) = hub.subscribe(store: storeID)
+        let store = self.store
+        let hub = self.hub
+        let heartbeat = self.heartbeat
+        let logger = context.logger
+        let body = ResponseBody { writer in
+            defer { hub.unsubscribe(id) }
+            // The HTTP server's graceful shutdown reaches request tasks too: ending the wake-ups ends the stream,
+            // so the server can drain (it stops before the hub, services stopping in reverse order).
+            try await withGracefulShutdownHandler {
+                try await Self.pump(
+                    &writer, store: store, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
+            } onGracefulShutdown: {
+                hub.unsubscribe(id)
+            }
+            logger.debug("stream ended", metadata: ["store_id": "\(storeID)"])
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            body: body)
+    }
+
+    /// Writes, on every wake-up, the store's changes after the cursor (page by page), or a keepalive comment
+    /// when nothing was written for `heartbeat`. Returns when the wake-ups end.
+    static func pump(
+        _ writer: inout any ResponseBodyWriter, store: OrderStore, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
+        heartbeat: Duration
+    ) async throws {
+        var cursor = start
+        let clock = ContinuousClock()
+        // Opens the stream at once (and tells EventSource how long to wait before reconnecting).
+        try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+        var lastWrite = clock.now
+        for await _ in wakeUps {
+            var page: [StreamChange]
+            repeat {
+                page = try await store.streamChanges(store: storeID, after: cursor)
+                if page.isEmpty { break }
+                var buffer = ByteBuffer()
+                for change in page {
+                    buffer.writeString(try event(change))
+                    cursor = change.cursor
+                }
+                try await writer.write(buffer)
+                lastWrite = clock.now
+            } while page.count == OrderStore.streamPageSize
+            if clock.now - lastWrite >= heartbeat {
+                try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+                lastWrite = clock.now
+            }
+        }
+    }
+
+    /// One SSE event: the JSON is single-line (the encoder never pretty-prints), so one `data:` line suffices.
+    static func event(_ change: StreamChange) throws -> String {
+        let json = String(decoding: try WireCoding.encoder.encode(OrderResponse(change.order, projection: .some(change.projection))), as: UTF8.self)
+        return "id: \(change.cursor)\nevent: order\ndata: \(json)\n\n"
+    }
+}

@@ -1,0 +1,313 @@
+import AsyncHTTPClient
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaStore
+import CremaTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+
+/// The dashboard stream over real HTTP (a live server on port 0) and real LISTEN/NOTIFY. Waits use generous
+/// deadlines; nothing passes or fails on timing.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamAPITests {
+    @Test func aChangeAppearsOnTheStreamWithItsStateVersionAndProjection() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let stream = try await h.open(as: .dashboard)
+            let id = try await h.api.placeOrder()
+            let placed = try await stream.waitFor { $0.order(id)?["version"] as? Int == 1 }
+            #expect(placed.name == "order")
+            #expect(placed.json["state"] as? String == "queued")
+            #expect(placed.json["projection"] is [String: Any])
+            _ = try await h.api.post("/v1/orders/\(id)/events", as: .barista, #"{"type":"started","barista":"Sam"}"#)
+            let started = try await stream.waitFor { $0.order(id)?["version"] as? Int == 2 }
+            #expect(started.json["state"] as? String == "preparing")
+            let projection = try #require(started.json["projection"] as? [String: Any])
+            let detail = try await h.api.send(.get, "/v1/orders/\(id)", as: .dashboard)
+            #expect(NSDictionary(dictionary: projection) == NSDictionary(dictionary: detail.json["projection"] as? [String: Any] ?? [:]))
+            #expect(Int64(started.id)! > Int64(placed.id)!)
+            stream.close()
+        }
+    }
+
+    @Test func lastEventIDResumesWithExactlyTheMissedChanges() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let first = try await h.open(as: .dashboard)
+            let a = try await h.api.placeOrder()
+            let seen = try await first.waitFor { $0.order(a) != nil }
+            first.close()
+            // Missed while disconnected: two new orders and a change to the one already seen.
+            let b = try await h.api.placeOrder()
+            let c = try await h.api.placeOrder()
+            _ = try await h.api.post("/v1/orders/\(a)/events", as: .barista, #"{"type":"started","barista":"Sam"}"#)
+            let resumed = try await h.open(as: .dashboard, lastEventID: seen.id)
+            _ = try await resumed.waitFor { $0.order(a)?["version"] as? Int == 2 }
+            // Nothing more is owed: an unrelated later change arrives next, after exactly the missed three.
+            let d = try await h.api.placeOrder()
+            _ = try await resumed.waitFor { $0.order(d) != nil }
+            let ids = resumed.events.map { $0.json["id"] as? String ?? "" }
+            #expect(ids == [b, c, a, d])
+            resumed.close()
+        }
+    }
+
+    @Test func aQuietStreamSendsKeepaliveComments() async throws {
+        try await StreamHarness.run(heartbeat: .milliseconds(100)) { h in
+            try await h.api.createStore()
+            let response = try await h.http.execute(
+                h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(60))
+            var text = ""
+            for try await buffer in response.body {
+                text += String(buffer: buffer)
+                if text.contains(": keepalive\n\n") { break }
+            }
+            #expect(text.hasPrefix("retry: 2000\n: connected\n\n"))
+            #expect(text.contains(": keepalive\n\n"))
+        }
+    }
+
+    @Test func aClientThatReadsNothingForAWhileGetsEveryChangeInOrderWhenItReadsAgain() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            // The response is open but its body is not read while more orders than one catch-up page are placed.
+            let response = try await h.http.execute(
+                h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(120))
+            var placed: [String] = []
+            for _ in 0..<(OrderStore.streamPageSize + 10) { placed.append(try await h.api.placeOrder()) }
+            let stream = SSEStream(body: response.body)
+            _ = try await stream.waitFor { $0.order(placed.last!) != nil }
+            let events = stream.events
+            #expect(events.map { $0.json["id"] as? String ?? "" } == placed)
+            let cursors = events.compactMap { Int64($0.id) }
+            #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
+            stream.close()
+        }
+    }
+
+    @Test func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let store = OrderStore(pool: h.db.pool)
+            // An older transaction with an id (as an order change that took a lower cursor and has not committed)
+            // holds back what commits after it, so a cursor can never pass a number that may still appear.
+            let heldBack = try await h.db.pool.withTransaction { connection in
+                _ = try await connection.query("SELECT pg_current_xact_id()")
+                _ = try await h.api.placeOrder()
+                return try await store.streamChanges(store: "market-st", after: 0).count
+            }
+            #expect(heldBack == 0)
+            // Transactions of other suites on the same cluster may hold it back a little longer: wait for them.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var seen = 0
+            while seen == 0, ContinuousClock.now < deadline {
+                seen = try await store.streamChanges(store: "market-st", after: 0).count
+                if seen == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(seen == 1)
+        }
+    }
+
+    @Test func theStreamRefusesNoKeyAndEveryOtherRole() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            #expect(try await h.status(as: nil) == 401)
+            for role in [Role.pos, .barista, .app] { #expect(try await h.status(as: role) == 403) }
+            #expect(try await h.status(as: nil, ticket: String(repeating: "0", count: 64)) == 401)
+        }
+    }
+
+    @Test func twoSubscribersBothReceiveTheChange() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let one = try await h.open(as: .dashboard)
+            let two = try await h.open(as: .dashboard)
+            let id = try await h.api.placeOrder()
+            _ = try await one.waitFor { $0.order(id) != nil }
+            _ = try await two.waitFor { $0.order(id) != nil }
+            one.close()
+            two.close()
+        }
+    }
+
+    @Test func aChangeCommittedByAnotherCremaProcessIsSeen() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let stream = try await h.open(as: .dashboard)
+            // A second application with its own pool and hub on the same database: another `crema` process.
+            let pool = PostgresPool(.init(conninfo: h.db.conninfo, maxConnections: 2))
+            let other = CremaApplication.build(
+                try APIHarness.dependencies(pool: pool), host: "127.0.0.1", port: 0, logger: Logger(label: "other"))
+            let id = try await other.test(.router) { client in try await APIClient(client: client).placeOrder() }
+            _ = try await stream.waitFor { $0.order(id) != nil }
+            stream.close()
+        }
+    }
+
+    @Test func aTicketOpensOneStoresStreamOnceAndOnlyForTheDashboardRole() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            for role in [Role.pos, .barista, .app] {
+                #expect(try await h.api.post("/v1/stream/tickets", as: role, #"{"store_id":"market-st"}"#).status == .forbidden)
+            }
+            #expect(try await h.api.send(.post, "/v1/stream/tickets", body: #"{"store_id":"market-st"}"#).status == .unauthorized)
+            let issued = try await h.api.post("/v1/stream/tickets", as: .dashboard, #"{"store_id":"market-st"}"#)
+            #expect(issued.status == .created)
+            let ticket = try #require(issued.json["ticket"] as? String)
+            // A ticket is bound to its store, then opens that store's stream once.
+            #expect(try await h.status(as: nil, ticket: ticket, store: "other-store") == 401)
+            let stream = try await h.open(as: nil, ticket: ticket)
+            let id = try await h.api.placeOrder()
+            _ = try await stream.waitFor { $0.order(id) != nil }
+            stream.close()
+            #expect(try await h.status(as: nil, ticket: ticket) == 401)
+        }
+    }
+
+    @Test func anExpiredTicketIsRefused() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let ticket = try #require(try await h.api.post("/v1/stream/tickets", as: .dashboard, #"{"store_id":"market-st"}"#).json["ticket"] as? String)
+            _ = try await h.db.pool.withConnection { connection in
+                try await connection.query("UPDATE stream_tickets SET expires_at = now() - interval '1 second'")
+            }
+            #expect(try await h.status(as: nil, ticket: ticket) == 401)
+        }
+    }
+}
+
+/// A live application with a stream hub on its own LISTEN connection, and an HTTP client for streams.
+struct StreamHarness: Sendable {
+    let api: APIClient
+    let db: TestDatabase
+    let port: Int
+    let http: HTTPClient
+
+    static func run(
+        _ label: String = #function, heartbeat: Duration = .seconds(15), _ body: @escaping @Sendable (StreamHarness) async throws -> Void
+    ) async throws {
+        try await TestDatabase.with(label) { db in
+            var dependencies = try APIHarness.dependencies(pool: db.pool)
+            dependencies.streamHeartbeat = heartbeat
+            dependencies.streamHub = StreamHub(conninfo: db.conninfo, sweepInterval: .seconds(2), logger: Logger(label: "test"))
+            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            do {
+                try await app.test(.live) { client in
+                    try await body(StreamHarness(api: APIClient(client: client), db: db, port: client.port!, http: http))
+                }
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+            try await http.shutdown()
+        }
+    }
+
+    func request(as role: Role?, ticket: String?, store: String, lastEventID: String?) -> HTTPClientRequest {
+        var query = "store=\(store)"
+        if let ticket { query += "&ticket=\(ticket)" }
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/stream?\(query)")
+        if let role { request.headers.add(name: "Authorization", value: "Bearer \(APIHarness.keys[role]!)") }
+        if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
+        return request
+    }
+
+    /// The status of a stream request whose stream is then dropped.
+    func status(as role: Role?, ticket: String? = nil, store: String = "market-st") async throws -> Int {
+        let response = try await http.execute(request(as: role, ticket: ticket, store: store, lastEventID: nil), deadline: .now() + .seconds(60))
+        return Int(response.status.code)
+    }
+
+    /// Opens a stream and starts reading it; returns once the server has answered 200.
+    func open(as role: Role?, ticket: String? = nil, store: String = "market-st", lastEventID: String? = nil) async throws -> SSEStream {
+        let response = try await http.execute(
+            request(as: role, ticket: ticket, store: store, lastEventID: lastEventID), deadline: .now() + .seconds(120))
+        guard response.status == .ok else { throw StreamFailure.status(Int(response.status.code)) }
+        #expect(response.headers.first(name: "content-type")?.hasPrefix("text/event-stream") == true)
+        return SSEStream(body: response.body)
+    }
+
+    enum StreamFailure: Error { case status(Int), timedOut(String) }
+}
+
+/// One parsed Server-Sent Event.
+struct SSEEvent: Sendable {
+    var id: String
+    var name: String
+    var data: String
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:] }
+}
+
+/// Reads a stream in the background and keeps its events.
+final class SSEStream: Sendable {
+    final class Received: Sendable {
+        let events = Mutex<[SSEEvent]>([])
+    }
+    private let received: Received
+    private let reader: Task<Void, Never>
+
+    init(body: HTTPClientResponse.Body) {
+        let received = Received()
+        self.received = received
+        reader = Task {
+            var pending = ""
+            do {
+                for try await buffer in body {
+                    pending += String(buffer: buffer)
+                    while let end = pending.range(of: "\n\n") {
+                        let block = String(pending[..<end.lowerBound])
+                        pending = String(pending[end.upperBound...])
+                        if let event = Self.parse(block) { received.events.withLock { $0.append(event) } }
+                    }
+                }
+            } catch {}
+        }
+    }
+
+    var events: [SSEEvent] { received.events.withLock { $0 } }
+
+    static func parse(_ block: String) -> SSEEvent? {
+        var event = SSEEvent(id: "", name: "message", data: "")
+        var hasData = false
+        for line in block.split(separator: "\n", omittingEmptySubsequences: false) where !line.hasPrefix(":") {
+            if line.hasPrefix("id: ") { event.id = String(line.dropFirst(4)) }
+            if line.hasPrefix("event: ") { event.name = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: ") {
+                event.data += String(line.dropFirst(6))
+                hasData = true
+            }
+        }
+        return hasData ? event : nil
+    }
+
+    /// The first event (in arrival order) that satisfies `condition`, waiting up to 30 seconds for it.
+    func waitFor(_ condition: (EventView) -> Bool) async throws -> SSEEvent {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let event = events.first(where: { condition(EventView(event: $0)) }) { return event }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw StreamHarness.StreamFailure.timedOut("events so far: \(events.map(\.data))")
+    }
+
+    /// Stops reading (the server ends the stream when it next fails to write, or at shutdown).
+    func close() {
+        reader.cancel()
+    }
+}
+
+/// An event as a condition sees it: its order, if it is about `id`.
+struct EventView {
+    let event: SSEEvent
+    func order(_ id: String) -> [String: Any]? {
+        let json = event.json
+        return json["id"] as? String == id ? json : nil
+    }
+}
