@@ -75,3 +75,106 @@ SQL
   echo "acknowledged $1, found $2, missing $3"
   [ "$3" = 0 ] && [ "$1" -gt 0 ]
 }
+
+# ---- delivery benchmarks (bench/dispatch.sh, bench/dispatch-latency.sh, bench/dispatch-kill-drill.sh) ----
+
+BENCH_BUNDLE_ID=${BENCH_BUNDLE_ID:-cafe.crema.bench}
+BENCH_APP_KEY=${BENCH_APP_KEY:-bench-app-key-0123456789}
+
+# bench_venv: the virtualenv .crema/venv (shared with scripts/fuzz-api) with the Python peers' packages (aioapns 4.0 and aiohttp
+# from PyPI); prints its python.
+bench_venv() {
+  local venv=.crema/venv
+  if ! "$venv/bin/python" -c 'import aioapns, aiohttp' 2> /dev/null; then
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q 'aioapns==4.0' 'aiohttp==3.*' >&2
+  fi
+  echo "$venv/bin/python"
+}
+
+# start_cluster DIR DATABASE LOGFILE: a fresh private cluster (crema postgres start); prints its conninfo.
+start_cluster() {
+  "$CREMA" postgres start --dir "$1" --database "$2" 2>> "$3" | tail -1
+}
+
+# new_database CONNINFO NAME: creates database NAME in the same cluster and prints a conninfo for it
+# (libpq takes the last dbname= of a conninfo string).
+new_database() {
+  psql "$1" -XAq -v ON_ERROR_STOP=1 -c "CREATE DATABASE $2" > /dev/null
+  echo "$1 dbname=$2"
+}
+
+# start_apns_sim PORT DIR LOGFILE: starts `crema apns-sim` (it generates a signing key in DIR) in the
+# background, waits (bounded) for the CREMA_APNS_* lines it prints and for GET /sim/health, and exports those
+# variables for the crema processes started afterwards. Sets SIM_PID, SIM_URL, SIM_CA.
+start_apns_sim() {
+  local port=$1 dir=$2 log=$3 deadline=$((SECONDS + 30)) line
+  mkdir -p "$dir"
+  LOG_LEVEL=${CREMA_LOG_LEVEL:-warning} "$CREMA" apns-sim --host 127.0.0.1 --port "$port" --dir "$dir" \
+    --bundle-id "$BENCH_BUNDLE_ID" >> "$log" 2>&1 &
+  SIM_PID=$!
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    kill -0 "$SIM_PID" 2> /dev/null || { echo "crema apns-sim exited; see $log" >&2; cat "$log" >&2; return 1; }
+    if grep -q '^CREMA_APNS_TEAM_ID=' "$log" && grep -q '^CREMA_APNS_URL=' "$log"; then break; fi
+    sleep 0.1
+  done
+  for line in $(grep -E '^CREMA_APNS_(URL|CA_FILE|KEY_FILE|KEY_ID|TEAM_ID|TOPIC)=' "$log" | tr -d ' '); do
+    export "${line?}"
+  done
+  : "${CREMA_APNS_URL:?crema apns-sim printed no CREMA_APNS_URL; see $log}"
+  export CREMA_APNS_TOPIC=${CREMA_APNS_TOPIC:-$BENCH_BUNDLE_ID}
+  SIM_URL=$CREMA_APNS_URL SIM_CA=$CREMA_APNS_CA_FILE
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    sim_curl GET /sim/health > /dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "the simulator did not answer /sim/health within 30 s" >&2
+  return 1
+}
+
+# sim_curl METHOD PATH [CURL ARGS...]: the simulator's control API (HTTP/2 over TLS, trusting its CA).
+sim_curl() {
+  local method=$1 path=$2
+  shift 2
+  curl -sSf -m 60 --cacert "$SIM_CA" -X "$method" "$@" "$SIM_URL$path"
+}
+
+# outbox_open CONNINFO: rows still to send (pending or in flight).
+outbox_open() {
+  psql "$1" -XAt -c "SELECT count(*) FROM delivery_outbox WHERE state IN ('pending', 'inflight')"
+}
+
+# wait_drained CONNINFO SECONDS [INTERVAL]: waits (bounded; polls every INTERVAL s, default 0.1) until no row
+# is pending or in flight.
+wait_drained() {
+  local deadline=$((SECONDS + $2))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    [ "$(outbox_open "$1")" = 0 ] && return 0
+    sleep "${3:-0.1}"
+  done
+  echo "the outbox did not drain within $2 s ($(outbox_open "$1") rows open)" >&2
+  return 1
+}
+
+# machine_info: the lines every result folder starts with.
+machine_info() {
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "repository HEAD: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "crema: $CREMA (sha256 $(sha256sum "$CREMA" | cut -c1-16), built $(date -u -r "$CREMA" +%Y-%m-%dT%H:%M:%SZ))"
+  echo "nproc: $(nproc); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "postgres: $(psql --version)"
+  echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# ticks_of PID: CPU ticks (1/100 s) of a process: its own user+system time plus that of its reaped children.
+ticks_of() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# cluster_ticks DIR: CPU ticks of a cluster: the postmaster (and its exited backends) plus every live child.
+cluster_ticks() {
+  local postmaster total pid
+  postmaster=$(head -1 "$1/data/postmaster.pid")
+  total=$(ticks_of "$postmaster")
+  for pid in $(ps --ppid "$postmaster" -o pid= 2>/dev/null); do total=$((total + $(ticks_of "$pid"))); done
+  echo "$total"
+}

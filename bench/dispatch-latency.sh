@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Commit-to-APNs-request latency (DESIGN §8: p50 <= 10 ms, p99 <= 50 ms at a steady 200 events/s).
+#
+# A fresh private cluster, `crema apns-sim`, and `crema serve` with CREMA_APNS_* pointing at that simulator
+# (so the dispatcher inside serve sends there, woken by the NOTIFY of each event). bench/latency_load.py
+# first places (W + D) x RATE orders in store s1, each for a customer with one registered alert token (and no
+# Live Activity), so each order's `ready` plans exactly one alert push; then it sends `ready` to them at a
+# steady RATE per second for W + D seconds, open loop. The first W seconds are warm-up and not counted.
+#
+# Latency per push = the simulator's receivedAt of the request minus the outbox row's created_at, joined on
+# apns-id. created_at is now() of the event's transaction, i.e. its start, not its commit: the figure
+# includes the rest of that transaction (planning, inserts, COMMIT with its WAL flush), so it over-estimates
+# commit-to-request by that much. Also reported: sent_at - created_at (sent_at is when the batch's outcome
+# was recorded, after APNs answered: an upper bound), and the answer latency of the `ready` requests.
+#
+# Usage: bench/dispatch-latency.sh [-r RATE] [-d SECONDS] [-w WARMUP_SECONDS]   (defaults: -r 200 -d 30 -w 5)
+# Environment: CREMA_BIN, BENCH_PORT (default 18092), BENCH_SIM_PORT (default 18444).
+# Raw outputs: bench/results/dispatch-latency-<time>/ (git-ignored). Exits 1 when the run is invalid
+# (a non-2xx answer, a push not accepted by the simulator), never because of the targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+
+rate=200 duration=30 warmup=5
+while getopts "r:d:w:" opt; do
+  case "$opt" in
+    r) rate=$OPTARG ;;
+    d) duration=$OPTARG ;;
+    w) warmup=$OPTARG ;;
+    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+  esac
+done
+port=${BENCH_PORT:-18092}
+sim_port=${BENCH_SIM_PORT:-18444}
+CREMA=$(crema_bin)
+PY=$(bench_venv)
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out=bench/results/dispatch-latency-$stamp
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cluster=$(mktemp -d /tmp/crema-latency.XXXXXX)
+SIM_PID="" SERVE_PID=""
+
+cleanup() {
+  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"
+  [ -n "$SIM_PID" ] && stop_pid "$SIM_PID"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
+  rm -rf "$cluster"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "== $*" | tee -a "$out/run.log"; }
+
+{ machine_info; echo "rate: $rate/s, measured: ${duration}s after ${warmup}s warm-up"; } | tee "$out/machine.txt"
+
+log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$sim_port; crema serve on 127.0.0.1:$port"
+conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
+start_apns_sim "$sim_port" "$out/sim" "$out/sim.log"
+start_serve "$conninfo" "$port" 16 "$out/serve.log"
+wait_ready "$port" 30
+create_stores "$port" 1
+grep -i 'APNs:' "$out/serve.log" | tee -a "$out/run.log" || true
+
+orders=$(python3 -c "import math; print(math.ceil($rate * ($warmup + $duration)))")
+log "setup: $orders orders, each with one customer alert token"
+timeout 600 "$PY" bench/latency_load.py setup --port "$port" --orders "$out/orders.txt" --count "$orders" \
+  --pos-key "$BENCH_POS_KEY" --app-key "$BENCH_APP_KEY" > "$out/setup.json"
+psql "$conninfo" -XAq -c CHECKPOINT
+sim_curl DELETE /sim/requests > /dev/null
+
+log "load: ready at $rate/s for $((warmup + duration)) s"
+timeout $((warmup + duration + 120)) "$PY" bench/latency_load.py load --port "$port" --orders "$out/orders.txt" \
+  --rate "$rate" --duration "$((warmup + duration))" --barista-key "$BENCH_BARISTA_KEY" > "$out/load.json" || {
+  echo "the load generator reported failures: $(cat "$out/load.json")" | tee -a "$out/run.log" >&2; }
+wait_drained "$conninfo" 60
+sim_curl GET /sim/requests > "$out/sim-requests.json"
+
+measured_from=$(python3 -c "import json; print(json.load(open('$out/load.json'))['start'] + $warmup)")
+psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "COPY (
+    SELECT apns_id, extract(epoch FROM created_at), extract(epoch FROM sent_at) FROM delivery_outbox
+    WHERE order_event = 'ready' AND push_type = 'alert' AND created_at >= to_timestamp($measured_from)
+  ) TO STDOUT WITH (FORMAT csv)" > "$out/outbox.csv"
+psql "$conninfo" -XAt -c "SELECT state, reason_code, count(*) FROM delivery_outbox GROUP BY 1, 2 ORDER BY 1, 2" \
+  > "$out/outbox-states.txt"
+python3 bench/delivery_report.py latency "$out/sim-requests.json" "$out/outbox.csv" > "$out/latency.json"
+curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" || true
+
+python3 - "$out" "$rate" "$duration" <<'EOF' | tee "$out/summary.txt"
+import json, sys
+out, rate, duration = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+lat, load = json.load(open(f"{out}/latency.json")), json.load(open(f"{out}/load.json"))
+states = open(f"{out}/outbox-states.txt").read().split()
+s, r = lat["commit_to_simulator_ms"], lat["commit_to_recorded_ms"]
+f = lambda v: "-" if v is None else f"{v:.1f}"
+print(f"steady load: ready at {rate:.0f}/s (achieved {load['achieved_rate']:.1f}/s), answers {load['statuses']}, errors {load['errors']}")
+print(f"ready answer latency ms: p50 {f(load['answer_ms']['p50'])} p99 {f(load['answer_ms']['p99'])} max {f(load['answer_ms']['max'])};"
+      f" schedule lateness p99 {f(load['schedule_late_ms']['p99'])} ms")
+print(f"pushes measured: {s['n']} (simulator receivedAt resolution: {lat['resolution']}); outbox rows without an accepted request: {lat['outbox_rows_without_accepted_record']}")
+print(f"{'':38}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}")
+print(f"{'created_at -> simulator receivedAt, ms':38}{f(s['p50']):>8}{f(s['p90']):>8}{f(s['p99']):>8}{f(s['max']):>8}")
+print(f"{'created_at -> outcome recorded, ms':38}{f(r['p50']):>8}{f(r['p90']):>8}{f(r['p99']):>8}{f(r['max']):>8}")
+p50, p99 = s["p50"], s["p99"]
+if p50 is not None:
+    print(f"targets: p50 <= 10 ms {'met' if p50 <= 10 else 'NOT met'}, p99 <= 50 ms {'met' if p99 <= 50 else 'NOT met'}")
+valid = (not load["errors"] and sum(v for k, v in load["statuses"].items() if k.startswith("2")) == load["sent"]
+         and lat["outbox_rows_without_accepted_record"] == 0 and s["n"] > 0)
+print("run " + ("valid" if valid else "INVALID"))
+sys.exit(0 if valid else 1)
+EOF

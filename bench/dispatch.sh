@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Dispatcher throughput (DESIGN §8: at least 3x the Python aioapns client, same pushes, same simulator).
+#
+# One private PostgreSQL cluster and one `crema apns-sim` (HTTP/2 + TLS, its own P-256 key) for the whole run.
+# Each round gets a fresh database (crema migrate, then bench/outbox-fixture.sql: N pending alert pushes, each
+# to its own customer token; VACUUM ANALYZE; CHECKPOINT), and then both sides, one after the other, each with
+# the machine to itself and the simulator's records cleared first:
+#   crema:   `crema dispatch --batch-size B --workers W` claims, sends and records the outbox until no row is
+#            pending or in flight (polled every 0.1 s); then stopped. Every row must be `sent`.
+#   aioapns: bench/apns_peer.py reads the same N rows (token, body, priority, collapse id, expiry) and sends
+#            them with aioapns 4.0 (max_connections M, C coroutines). Every answer must be 200.
+# Both: the simulator must have accepted exactly N requests to N distinct tokens.
+# Rounds alternate which side goes first (crema first in odd rounds).
+#
+# What is timed: the simulator's own clock, from the first accepted request to the last, for both sides
+# ("sim span"; pushes/s = (N - 1) / span). That leaves out each side's start-up (process and interpreter start,
+# crema's migration check, the peer's reading of its rows) the same way for both, and counts the first TLS
+# and HTTP/2 set-up in neither. Also reported: crema's end to end (process spawn to the last row's sent_at),
+# the peer's own time (first request to last answer), and CPU per side (crema dispatch, simulator,
+# PostgreSQL, peer) in ms per push.
+#
+# Usage: bench/dispatch.sh [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY] [-m PEER_MAX_CONNECTIONS] [N]
+#   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 500, -m 10 (aioapns' default).
+# Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443).
+# Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use).
+# Raw outputs: bench/results/dispatch-<time>-n<N>/ (git-ignored); one line per round in
+# bench/results/dispatch-history.tsv. Exits 1 when a round is invalid, never because of the ratio.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+
+rounds=3 batch=64 workers=2 peer_concurrency=500 peer_connections=10
+while getopts "r:b:w:c:m:" opt; do
+  case "$opt" in
+    r) rounds=$OPTARG ;;
+    b) batch=$OPTARG ;;
+    w) workers=$OPTARG ;;
+    c) peer_concurrency=$OPTARG ;;
+    m) peer_connections=$OPTARG ;;
+    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+n=${1:-20000}
+port=${BENCH_SIM_PORT:-18443}
+CREMA=$(crema_bin)
+PY=$(bench_venv)
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out=bench/results/dispatch-$stamp-n$n
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cluster=$(mktemp -d /tmp/crema-dispatch.XXXXXX)
+SIM_PID="" DISPATCH_PID=""
+
+cleanup() {
+  [ -n "$DISPATCH_PID" ] && stop_pid "$DISPATCH_PID"
+  [ -n "$SIM_PID" ] && stop_pid "$SIM_PID"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
+  rm -rf "$cluster"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "== $*" | tee -a "$out/run.log"; }
+now() { date +%s.%N; }
+
+{
+  machine_info
+  echo "python: $("$PY" --version 2>&1); aioapns $("$PY" -c 'import importlib.metadata as m; print(m.version("aioapns"))')"
+  echo "N: $n, rounds: $rounds, crema dispatch --batch-size $batch --workers $workers;" \
+    "aioapns max_connections $peer_connections, concurrency $peer_concurrency"
+} | tee "$out/machine.txt"
+
+log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$port"
+conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
+start_apns_sim "$port" "$out/sim" "$out/sim.log"
+sim_records() { sim_curl GET /sim/requests > "$1"; }
+
+prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
+  DB=$(new_database "$conninfo" "crema_bench_r$1")
+  CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning "$CREMA" migrate >> "$out/migrate.log" 2>&1
+  psql "$DB" -XAq -v ON_ERROR_STOP=1 -v n="$n" -v topic="$BENCH_BUNDLE_ID" -f bench/outbox-fixture.sql > /dev/null
+  psql "$DB" -XAq -v ON_ERROR_STOP=1 -c "VACUUM ANALYZE" -c CHECKPOINT > /dev/null
+  [ "$(outbox_open "$DB")" = "$n" ] || { echo "the fixture did not load $n pending rows" >&2; return 1; }
+}
+
+side_crema() { # side_crema ROUND
+  local r=$1 t0 cr sim0 sim1 pg0 pg1
+  sim_curl DELETE /sim/requests > /dev/null
+  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster")
+  t0=$(now)
+  CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
+    > "$out/r$r-crema.log" 2>&1 &
+  DISPATCH_PID=$!
+  wait_drained "$DB" 600 0.1
+  cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster")
+  stop_pid "$DISPATCH_PID"; DISPATCH_PID=""
+  sim_records "$out/r$r-crema-sim.json"
+  python3 bench/delivery_report.py sim-summary "$out/r$r-crema-sim.json" > "$out/r$r-crema-sim-summary.json"
+  psql "$DB" -XAt -F ' ' -c "SELECT count(*) FILTER (WHERE state = 'sent'), count(*),
+      extract(epoch FROM min(sent_at)), extract(epoch FROM max(sent_at)), max(attempts) FROM delivery_outbox" \
+    > "$out/r$r-crema-db.txt"
+  echo "t0=$t0 crema=$cr sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=0" > "$out/r$r-crema-cpu.txt"
+}
+
+side_peer() { # side_peer ROUND
+  local r=$1 sim0 sim1 pg0 pg1 peer status=0
+  sim_curl DELETE /sim/requests > /dev/null
+  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster")
+  /usr/bin/time -f '%U %S' -o "$out/r$r-peer-time.txt" timeout 600 "$PY" bench/apns_peer.py --conninfo "$DB" \
+    --url "$CREMA_APNS_URL" --ca-file "$CREMA_APNS_CA_FILE" --key-file "$CREMA_APNS_KEY_FILE" \
+    --key-id "$CREMA_APNS_KEY_ID" --team-id "$CREMA_APNS_TEAM_ID" --topic "$BENCH_BUNDLE_ID" \
+    --concurrency "$peer_concurrency" --max-connections "$peer_connections" \
+    > "$out/r$r-peer.json" 2> "$out/r$r-peer.log" || status=$?
+  sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster")
+  peer=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$out/r$r-peer-time.txt")
+  sim_records "$out/r$r-peer-sim.json"
+  python3 bench/delivery_report.py sim-summary "$out/r$r-peer-sim.json" > "$out/r$r-peer-sim-summary.json"
+  echo "crema=0 sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=$peer" > "$out/r$r-peer-cpu.txt"
+  [ "$status" = 0 ] || echo "apns_peer.py exited $status (see r$r-peer.log)" | tee -a "$out/run.log" >&2
+}
+
+for r in $(seq 1 "$rounds"); do
+  log "round $r: fresh database, $n pending alert pushes"
+  prepare "$r"
+  if [ $((r % 2)) = 1 ]; then
+    log "round $r: crema dispatch"; side_crema "$r"
+    log "round $r: aioapns";        side_peer "$r"
+  else
+    log "round $r: aioapns";        side_peer "$r"
+    log "round $r: crema dispatch"; side_crema "$r"
+  fi
+  psql "$conninfo" -XAq -c "DROP DATABASE crema_bench_r$r" > /dev/null || true
+done
+
+python3 - "$out" "$n" "$rounds" <<'EOF' | tee "$out/summary.txt"
+import json, os, statistics, sys
+out, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def j(name): return json.load(open(f"{out}/{name}"))
+def cpu(name): return {k: float(v) for k, v in (kv.split("=") for kv in open(f"{out}/{name}").read().split())}
+rows, valid, history = [], True, []
+for r in range(1, rounds + 1):
+    cs, ps = j(f"r{r}-crema-sim-summary.json"), j(f"r{r}-peer-sim-summary.json")
+    sent, total, first_sent, last_sent, max_attempts = open(f"{out}/r{r}-crema-db.txt").read().split()
+    try: peer = j(f"r{r}-peer.json")
+    except Exception: peer = {"statuses": {}, "errors": {"no output": 1}, "seconds": float("nan")}
+    cc, pc = cpu(f"r{r}-crema-cpu.txt"), cpu(f"r{r}-peer-cpu.txt")
+    crema_e2e = float(last_sent) - cc["t0"]
+    problems = []
+    if int(sent) != n or int(total) != n: problems.append(f"crema: {sent} of {total} rows sent")
+    if cs["accepted"] != n or cs["records"] != n or cs["distinct_tokens"] != n:
+        problems.append(f"crema: simulator records {cs['records']}, accepted {cs['accepted']}, tokens {cs['distinct_tokens']}")
+    if peer["statuses"].get("200") != n or peer["errors"]: problems.append(f"aioapns: {peer['statuses']} {peer['errors']}")
+    if ps["accepted"] != n or ps["records"] != n or ps["distinct_tokens"] != n:
+        problems.append(f"aioapns: simulator records {ps['records']}, accepted {ps['accepted']}, tokens {ps['distinct_tokens']}")
+    valid &= not problems
+    per = lambda ticks: 10 * ticks / n  # ms of CPU per push
+    row = dict(round=r, crema=cs["per_s"], peer=ps["per_s"], ratio=cs["per_s"] / ps["per_s"] if cs["per_s"] and ps["per_s"] else None,
+               crema_span=cs["span_s"], peer_span=ps["span_s"], crema_e2e=n / crema_e2e, peer_own=n / peer["seconds"],
+               crema_conns=cs["connections"], peer_conns=ps["connections"], resolution=cs["resolution"],
+               crema_cpu=(per(cc["crema"]), per(cc["sim"]), per(cc["postgres"])), peer_cpu=(per(pc["peer"]), per(pc["sim"]), per(pc["postgres"])),
+               max_attempts=max_attempts, problems=problems)
+    rows.append(row)
+print(f"N = {n} pushes per side per round; pushes/s over the simulator's first-to-last accepted request"
+      f" (receivedAt resolution: {rows[0]['resolution']})")
+print(f"{'round':>5} {'crema/s':>9} {'aioapns/s':>10} {'ratio':>7} | {'crema e2e/s':>11} {'aioapns own/s':>13} | conns c/a"
+      f" | CPU ms/push crema: dispatch sim pg | aioapns: python sim pg")
+for x in rows:
+    print(f"{x['round']:>5} {x['crema']:9.0f} {x['peer']:10.0f} {x['ratio']:6.2f}x | {x['crema_e2e']:11.0f} {x['peer_own']:13.0f} |"
+          f" {x['crema_conns']}/{x['peer_conns']}"
+          f"       | {x['crema_cpu'][0]:.3f} {x['crema_cpu'][1]:.3f} {x['crema_cpu'][2]:.3f}"
+          f" | {x['peer_cpu'][0]:.3f} {x['peer_cpu'][1]:.3f} {x['peer_cpu'][2]:.3f}"
+          + ("  INVALID: " + "; ".join(x["problems"]) if x["problems"] else ""))
+ratios = [x["ratio"] for x in rows if x["ratio"]]
+med = statistics.median(ratios) if ratios else float("nan")
+print(f"median: crema {statistics.median(x['crema'] for x in rows):.0f}/s, aioapns {statistics.median(x['peer'] for x in rows):.0f}/s,"
+      f" ratio {med:.2f}x (target >= 3x: {'met' if med >= 3 else 'NOT met'});"
+      f" end to end: crema {statistics.median(x['crema_e2e'] for x in rows):.0f}/s vs aioapns own {statistics.median(x['peer_own'] for x in rows):.0f}/s")
+print("run " + ("valid" if valid else "INVALID"))
+with open(os.path.join(os.path.dirname(out), "dispatch-history.tsv"), "a") as h:
+    for x in rows:
+        h.write("\t".join(map(str, [os.path.basename(out), x["round"], round(x["crema"] or 0), round(x["peer"] or 0),
+                                     f"{x['ratio'] or 0:.3f}", round(x["crema_e2e"]), round(x["peer_own"]),
+                                     "valid" if not x["problems"] else "INVALID"])) + "\n")
+sys.exit(0 if valid else 1)
+EOF
