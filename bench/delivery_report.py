@@ -5,6 +5,8 @@ Standard library only.
   sim-summary RECORDS              counts by status, distinct tokens, first/last receivedAt, span (JSON)
   latency RECORDS OUTBOX_CSV       per push: receivedAt - created_at, joined on apns-id (JSON percentiles)
   drill RECORDS TOKENS_FILE        every expected token accepted at least once? duplicates? (JSON)
+  histogram BEFORE AFTER NAME      a Prometheus histogram's growth between two /metrics scrapes: count and, per
+                                   percentile, the bucket bound it falls under (JSON)
 """
 import csv
 import json
@@ -104,7 +106,33 @@ def drill(records_path, tokens_path):
             "refused": sum(1 for r in records if r["status"] != 200)}
 
 
+def histogram(before_path, after_path, name):
+    import re
+    def buckets(path):
+        found = {}
+        try:
+            text = open(path).read()
+        except OSError:
+            return found
+        for line in text.splitlines():
+            m = re.match(re.escape(name) + r'_bucket\{(.*)\} ([0-9.e+-]+)$', line)
+            if m:
+                le = re.search(r'le="([^"]+)"', m.group(1)).group(1)
+                found[le] = found.get(le, 0) + float(m.group(2))  # summed over other labels (push types)
+        return found
+    a, b = buckets(before_path), buckets(after_path)
+    rows = sorted(((float("inf") if le == "+Inf" else float(le)), b[le] - a.get(le, 0)) for le in b)
+    total = rows[-1][1] if rows else 0
+    def bound(p):
+        for le, cumulative in rows:
+            if total and cumulative >= p / 100 * total:
+                return le
+        return None
+    return {"count": total, **{f"p{p}_at_most_s": bound(p) for p in (50, 90, 99)},
+            "buckets": [[le, c] for le, c in rows]}
+
+
 if __name__ == "__main__":
     command, *rest = sys.argv[1:]
-    result = {"sim-summary": sim_summary, "latency": latency, "drill": drill}[command](*rest)
+    result = {"sim-summary": sim_summary, "latency": latency, "drill": drill, "histogram": histogram}[command](*rest)
     print(json.dumps(result, sort_keys=True))

@@ -69,6 +69,9 @@ psql "$conninfo" -XAq -c CHECKPOINT
 sim_curl DELETE /sim/requests > /dev/null
 
 log "load: ready at $rate/s for $((warmup + duration)) s"
+# The dispatcher's own histogram (created_at to the start of the send, first attempts) at the end of the warm-up.
+(sleep "$warmup"; curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$out/metrics-start.txt" || true) &
+scrape=$!
 timeout $((warmup + duration + 120)) "$PY" bench/latency_load.py load --port "$port" --orders "$out/orders.txt" \
   --rate "$rate" --duration "$((warmup + duration))" --barista-key "$BENCH_BARISTA_KEY" > "$out/load.json" || {
   echo "the load generator reported failures: $(cat "$out/load.json")" | tee -a "$out/run.log" >&2; }
@@ -83,7 +86,10 @@ psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "COPY (
 psql "$conninfo" -XAt -c "SELECT state, reason_code, count(*) FROM delivery_outbox GROUP BY 1, 2 ORDER BY 1, 2" \
   > "$out/outbox-states.txt"
 python3 bench/delivery_report.py latency "$out/sim-requests.json" "$out/outbox.csv" > "$out/latency.json"
+wait "$scrape" || true
 curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$out/metrics.txt" || true
+python3 bench/delivery_report.py histogram "$out/metrics-start.txt" "$out/metrics.txt" crema_delivery_commit_to_send_seconds \
+  > "$out/histogram.json"
 
 python3 - "$out" "$rate" "$duration" <<'EOF' | tee "$out/summary.txt"
 import json, sys
@@ -99,6 +105,14 @@ print(f"pushes measured: {s['n']} (simulator receivedAt resolution: {lat['resolu
 print(f"{'':38}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}")
 print(f"{'created_at -> simulator receivedAt, ms':38}{f(s['p50']):>8}{f(s['p90']):>8}{f(s['p99']):>8}{f(s['max']):>8}")
 print(f"{'created_at -> outcome recorded, ms':38}{f(r['p50']):>8}{f(r['p90']):>8}{f(r['p99']):>8}{f(r['max']):>8}")
+h = json.load(open(f"{out}/histogram.json"))
+if h["count"]:
+    g = lambda v: "-" if v is None else f"<= {v * 1000:g}"
+    print(f"{'dispatcher histogram (to send start), ms':38}{g(h['p50_at_most_s']):>8}{g(h['p90_at_most_s']):>8}{g(h['p99_at_most_s']):>8}"
+          f"   ({h['count']:.0f} first attempts after the warm-up)")
+if lat["resolution"] != "sub-second":
+    print("the simulator's receivedAt has whole seconds only: the first line is not usable; judged on the second (an upper bound)")
+    s = r
 p50, p99 = s["p50"], s["p99"]
 if p50 is not None:
     print(f"targets: p50 <= 10 ms {'met' if p50 <= 10 else 'NOT met'}, p99 <= 50 ms {'met' if p99 <= 50 else 'NOT met'}")
