@@ -105,7 +105,7 @@ new_database() {
 }
 
 # start_apns_sim PORT DIR LOGFILE: starts `crema apns-sim` (it generates a signing key in DIR) in the
-# background, waits (bounded) for the CREMA_APNS_* lines it prints and for GET /sim/health, and exports those
+# background, waits (bounded) for the `export CREMA_APNS_*=…` lines it prints and for GET /sim/health, and exports those
 # variables for the crema processes started afterwards. Sets SIM_PID, SIM_URL, SIM_CA.
 start_apns_sim() {
   local port=$1 dir=$2 log=$3 deadline=$((SECONDS + 30)) line
@@ -115,10 +115,11 @@ start_apns_sim() {
   SIM_PID=$!
   while [ "$SECONDS" -lt "$deadline" ]; do
     kill -0 "$SIM_PID" 2> /dev/null || { echo "crema apns-sim exited; see $log" >&2; cat "$log" >&2; return 1; }
-    if grep -q '^CREMA_APNS_TEAM_ID=' "$log" && grep -q '^CREMA_APNS_URL=' "$log"; then break; fi
+    if grep -Eq '^(export )?CREMA_APNS_TOPIC=' "$log" && grep -Eq '^(export )?CREMA_APNS_URL=' "$log"; then break; fi
     sleep 0.1
   done
-  for line in $(grep -E '^CREMA_APNS_(URL|CA_FILE|KEY_FILE|KEY_ID|TEAM_ID|TOPIC)=' "$log" | tr -d ' '); do
+  # It prints "export CREMA_APNS_…=…" lines (values are paths and a URL without spaces).
+  for line in $(sed -nE 's/^(export )?(CREMA_APNS_(URL|CA_FILE|KEY_FILE|KEY_ID|TEAM_ID|TOPIC)=[^ ]*)$/\2/p' "$log"); do
     export "${line?}"
   done
   : "${CREMA_APNS_URL:?crema apns-sim printed no CREMA_APNS_URL; see $log}"
