@@ -10,7 +10,14 @@ Every push gets the body byte for byte as stored: aioapns would `json.dumps` a d
 separators, so the stored text is handed through unchanged (which also spares the peer the encoding).
 
 aioapns hard-codes Apple's host and port on its protocol classes; they are pointed at the simulator, and
-the TLS context trusts the simulator's CA file. Prints one JSON object: the counts by status and the time
+the TLS context trusts the simulator's CA file. aioapns 4.0 sends a `host` header instead of the `:authority`
+pseudo-header (RFC 9113 §8.3.1 says a client MUST use `:authority`); APNs accepts that, but the simulator's
+HTTP/2-to-HTTP/1 codec (swift-nio-http2) requires `:authority` and resets such streams (RST_STREAM CANCEL)
+without an answer or a record. So h2's `send_headers` is wrapped to send the same value as `:authority`: the
+same header block size, no other change. And the simulator ends a 200 answer with an empty DATA frame
+(APNs sends HEADERS with END_STREAM and no body), on which aioapns' `on_data_received` calls `json.loads("")`;
+the exception escapes `data_received`, which makes asyncio close the whole connection after every answer.
+Empty DATA frames are therefore skipped, as aioapns would never see them from APNs. Prints one JSON object: the counts by status and the time
 from the first request to the last answer as this process measured it.
 """
 import argparse
@@ -51,6 +58,31 @@ class _JSONShim:
         if isinstance(value, RawJSON):
             return str(value)
         return json.dumps(value, *args, **kwargs)
+
+
+def send_authority_not_host():
+    """Rewrites aioapns' ("host", X) request header into (":authority", X); it sits right after :path, so
+    pseudo-headers still come first."""
+    import h2.connection
+    original = h2.connection.H2Connection.send_headers
+
+    def send_headers(self, stream_id, headers, *args, **kwargs):
+        headers = [(":authority", v) if k == "host" else (k, v) for k, v in headers]
+        return original(self, stream_id, headers, *args, **kwargs)
+
+    h2.connection.H2Connection.send_headers = send_headers
+
+
+def skip_empty_data_frames():
+    """aioapns parses every DATA frame as a JSON error body; an empty one (end of a 200) carries nothing."""
+    protocol = aioapns.connection.APNsBaseClientProtocol
+    original = protocol.on_data_received
+
+    def on_data_received(self, raw_data, stream_id):
+        if raw_data:
+            original(self, raw_data, stream_id)
+
+    protocol.on_data_received = on_data_received
 
 
 def load_rows(conninfo):
@@ -114,6 +146,8 @@ def main():
     parser.add_argument("--max-connections", type=int, default=10)
     args = parser.parse_args()
     aioapns.connection.json = _JSONShim()
+    send_authority_not_host()
+    skip_empty_data_frames()
     rows = load_rows(args.conninfo)
     if not rows:
         sys.exit("no alert pushes in the outbox")
