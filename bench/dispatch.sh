@@ -22,8 +22,12 @@
 # crema's end to end (process spawn to the last sent_at), its start-up time, and CPU per side (crema
 # dispatch, simulator, PostgreSQL, peer) in ms per push.
 #
-# Usage: bench/dispatch.sh [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY] [-m PEER_MAX_CONNECTIONS] [N]
-#   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 500, -m 10 (aioapns' default).
+# Usage: bench/dispatch.sh [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY] [-m PEER_MAX_CONNECTIONS]
+#                          [-q WAIT] [N]
+#   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 128 (as many pushes in flight as crema's
+#   2 x 64; at 250 and more, aioapns overruns the HTTP/2 connection window and gives up on some pushes),
+#   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
+#   which other work used more than 15 % of a core is marked NOISY.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443).
 # Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use).
 # Raw outputs: bench/results/dispatch-<time>-n<N>/ (git-ignored); one line per round in
@@ -32,14 +36,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rounds=3 batch=64 workers=2 peer_concurrency=500 peer_connections=10
-while getopts "r:b:w:c:m:" opt; do
+rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0
+while getopts "r:b:w:c:m:q:" opt; do
   case "$opt" in
     r) rounds=$OPTARG ;;
     b) batch=$OPTARG ;;
     w) workers=$OPTARG ;;
     c) peer_concurrency=$OPTARG ;;
     m) peer_connections=$OPTARG ;;
+    q) quiet_wait=$OPTARG ;;
     *) sed -n '2,30p' "$0" >&2; exit 2 ;;
   esac
 done
@@ -88,16 +93,16 @@ prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
 }
 
 side_crema() { # side_crema ROUND
-  local r=$1 t0 cr sim0 sim1 pg0 pg1
+  local r=$1 t0 cr sim0 sim1 pg0 pg1 m0 m1 mt0 mt1 running
   sim_curl DELETE /sim/requests > /dev/null
-  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster")
+  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   t0=$(now)
   # Each output line gets the time it was read (so "Crema dispatcher running" marks the end of start-up).
   CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
     > >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "$out/r$r-crema.log") 2>&1 &
   DISPATCH_PID=$!
   wait_drained "$DB" 600 0.1
-  cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster")
+  cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   stop_pid "$DISPATCH_PID"; DISPATCH_PID=""
   sim_records "$out/r$r-crema-sim.json"
   python3 bench/delivery_report.py sim-summary "$out/r$r-crema-sim.json" > "$out/r$r-crema-sim-summary.json"
@@ -105,29 +110,30 @@ side_crema() { # side_crema ROUND
       extract(epoch FROM min(sent_at)), extract(epoch FROM max(sent_at)), max(attempts) FROM delivery_outbox" \
     > "$out/r$r-crema-db.txt"
   running=$(awk '/dispatcher running/ { print $1; exit }' "$out/r$r-crema.log")
-  echo "t0=$t0 running=${running:-0} crema=$cr sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=0" > "$out/r$r-crema-cpu.txt"
+  echo "t0=$t0 running=${running:-0} crema=$cr sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=0 busy=$((m1 - m0)) total=$((mt1 - mt0))" > "$out/r$r-crema-cpu.txt"
 }
 
 side_peer() { # side_peer ROUND
-  local r=$1 sim0 sim1 pg0 pg1 peer status=0
+  local r=$1 sim0 sim1 pg0 pg1 peer status=0 m0 m1 mt0 mt1
   sim_curl DELETE /sim/requests > /dev/null
-  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster")
+  sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   /usr/bin/time -f '%U %S' -o "$out/r$r-peer-time.txt" timeout 600 "$PY" bench/apns_peer.py --conninfo "$DB" \
     --url "$CREMA_APNS_URL" --ca-file "$CREMA_APNS_CA_FILE" --key-file "$CREMA_APNS_KEY_FILE" \
     --key-id "$CREMA_APNS_KEY_ID" --team-id "$CREMA_APNS_TEAM_ID" --topic "$BENCH_BUNDLE_ID" \
     --concurrency "$peer_concurrency" --max-connections "$peer_connections" \
     > "$out/r$r-peer.json" 2> "$out/r$r-peer.log" || status=$?
-  sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster")
+  sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   peer=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$out/r$r-peer-time.txt")
   sim_records "$out/r$r-peer-sim.json"
   python3 bench/delivery_report.py sim-summary "$out/r$r-peer-sim.json" > "$out/r$r-peer-sim-summary.json"
-  echo "crema=0 sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=$peer" > "$out/r$r-peer-cpu.txt"
+  echo "crema=0 sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=$peer busy=$((m1 - m0)) total=$((mt1 - mt0))" > "$out/r$r-peer-cpu.txt"
   [ "$status" = 0 ] || echo "apns_peer.py exited $status (see r$r-peer.log)" | tee -a "$out/run.log" >&2
 }
 
 for r in $(seq 1 "$rounds"); do
   log "round $r: fresh database, $n pending alert pushes"
   prepare "$r"
+  [ "$quiet_wait" -gt 0 ] && log "machine busy before round $r: $(wait_quiet "$quiet_wait") % of one core's worth (waited up to ${quiet_wait}s)"
   if [ $((r % 2)) = 1 ]; then
     log "round $r: crema dispatch"; side_crema "$r"
     log "round $r: aioapns";        side_peer "$r"
@@ -160,6 +166,8 @@ for r in range(1, rounds + 1):
     if not cc["running"]: problems.append("crema: no 'dispatcher running' line")
     valid &= not problems
     per = lambda ticks: 10 * ticks / n  # ms of CPU per push
+    # Share of one core used by anything but crema, the simulator, PostgreSQL and the peer during each side.
+    other = lambda c: 100 * (c["busy"] - c["crema"] - c["sim"] - c["postgres"] - c["peer"]) / (c["total"] / os.cpu_count())
     rows.append(dict(
         round=r, sim_ok=cs["resolution"] == "sub-second" and ps["resolution"] == "sub-second",
         crema_sim=cs["per_s"], peer_sim=ps["per_s"],
@@ -168,7 +176,7 @@ for r in range(1, rounds + 1):
         crema_e2e=n / (float(last_sent) - cc["t0"]), startup=(cc["running"] - cc["t0"]) if cc["running"] else float("nan"),
         crema_conns=cs["connections"], peer_conns=ps["connections"],
         crema_cpu=(per(cc["crema"]), per(cc["sim"]), per(cc["postgres"])), peer_cpu=(per(pc["peer"]), per(pc["sim"]), per(pc["postgres"])),
-        max_attempts=max_attempts, problems=problems))
+        max_attempts=max_attempts, problems=problems, other=max(other(cc), other(pc))))
 use_sim = all(x["sim_ok"] for x in rows)
 metric = "sim" if use_sim else "own"
 for x in rows:
@@ -187,6 +195,7 @@ for x in rows:
           f" {f(x['crema_own']):>7} {f(x['peer_own']):>7} | {f(x['crema_e2e']):>7} {x['startup']:6.2f}s | {x['crema_conns']}/{x['peer_conns']}"
           f"       | {x['crema_cpu'][0]:.3f} {x['crema_cpu'][1]:.3f} {x['crema_cpu'][2]:.3f}"
           f" | {x['peer_cpu'][0]:.3f} {x['peer_cpu'][1]:.3f} {x['peer_cpu'][2]:.3f}"
+          + (f"  NOISY: other work used {x['other']:.0f} % of a core" if x["other"] > 15 else "")
           + ("  INVALID: " + "; ".join(x["problems"]) if x["problems"] else ""))
 med = statistics.median(x["ratio"] for x in rows)
 print(f"median ({metric}): crema {statistics.median(x['crema'] for x in rows):.0f}/s, aioapns {statistics.median(x['peer'] for x in rows):.0f}/s,"
@@ -195,6 +204,7 @@ print("run " + ("valid" if valid else "INVALID"))
 with open(os.path.join(os.path.dirname(out), "dispatch-history.tsv"), "a") as h:
     for x in rows:
         h.write("\t".join(map(str, [os.path.basename(out), x["round"], metric, f(x["crema"]), f(x["peer"]), f"{x['ratio']:.3f}",
-                                     f(x["crema_e2e"]), "valid" if not x["problems"] else "INVALID"])) + "\n")
+                                     f(x["crema_e2e"]), "valid" if not x["problems"] else "INVALID",
+                                     "noisy" if x["other"] > 15 else "quiet"])) + "\n")
 sys.exit(0 if valid else 1)
 EOF

@@ -179,3 +179,18 @@ cluster_ticks() {
   for pid in $(ps --ppid "$postmaster" -o pid= 2>/dev/null); do total=$((total + $(ticks_of "$pid"))); done
   echo "$total"
 }
+
+# machine_ticks: "busy total" ticks over all cores since boot (busy = user + nice + system + irq + softirq + steal).
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+
+# wait_quiet SECONDS: waits (bounded) until the machine was less than 20 % busy over 2 s; prints that share.
+wait_quiet() {
+  local deadline=$((SECONDS + $1)) b0 t0 b1 t1 busy
+  while :; do
+    read -r b0 t0 < <(machine_ticks); sleep 2; read -r b1 t1 < <(machine_ticks)
+    busy=$(( 100 * (b1 - b0) * $(nproc) / (t1 - t0 > 0 ? t1 - t0 : 1) ))
+    { [ "$busy" -lt 20 ] || [ "$SECONDS" -ge "$deadline" ]; } && break
+    sleep 3
+  done
+  echo "$busy"
+}
