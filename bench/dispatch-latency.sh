@@ -13,7 +13,9 @@
 # commit-to-request by that much. Also reported: sent_at - created_at (sent_at is when the batch's outcome
 # was recorded, after APNs answered: an upper bound), and the answer latency of the `ready` requests.
 #
-# Usage: bench/dispatch-latency.sh [-r RATE] [-d SECONDS] [-w WARMUP_SECONDS]   (defaults: -r 200 -d 30 -w 5)
+# Usage: bench/dispatch-latency.sh [-r RATE] [-d SECONDS] [-w WARMUP_SECONDS] [-q WAIT]  (defaults: -r 200 -d 30 -w 5)
+#   -q WAIT: wait up to WAIT s for an idle machine before the load. The run is marked NOISY when anything but
+#   crema serve, the simulator, PostgreSQL and the load generator used more than 15 % of a core during it.
 # Environment: CREMA_BIN, BENCH_PORT (default 18092), BENCH_SIM_PORT (default 18444).
 # Raw outputs: bench/results/dispatch-latency-<time>/ (git-ignored). Exits 1 when the run is invalid
 # (a non-2xx answer, a push not accepted by the simulator), never because of the targets.
@@ -21,12 +23,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rate=200 duration=30 warmup=5
-while getopts "r:d:w:" opt; do
+rate=200 duration=30 warmup=5 quiet_wait=0
+while getopts "r:d:w:q:" opt; do
   case "$opt" in
     r) rate=$OPTARG ;;
     d) duration=$OPTARG ;;
     w) warmup=$OPTARG ;;
+    q) quiet_wait=$OPTARG ;;
     *) sed -n '2,20p' "$0" >&2; exit 2 ;;
   esac
 done
@@ -68,14 +71,20 @@ timeout 600 "$PY" bench/latency_load.py setup --port "$port" --orders "$out/orde
 psql "$conninfo" -XAq -c CHECKPOINT
 sim_curl DELETE /sim/requests > /dev/null
 
+[ "$quiet_wait" -gt 0 ] && log "machine busy before the load: $(wait_quiet "$quiet_wait") % of one core's worth"
 log "load: ready at $rate/s for $((warmup + duration)) s"
+read -r m0 mt0 < <(machine_ticks); cr0=$(ticks_of "$SERVE_PID"); sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster")
 # The dispatcher's own histogram (created_at to the start of the send, first attempts) at the end of the warm-up.
 (sleep "$warmup"; curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$out/metrics-start.txt" || true) &
 scrape=$!
-timeout $((warmup + duration + 120)) "$PY" bench/latency_load.py load --port "$port" --orders "$out/orders.txt" \
+/usr/bin/time -f '%U %S' -o "$out/load-time.txt" timeout $((warmup + duration + 120)) "$PY" bench/latency_load.py load --port "$port" --orders "$out/orders.txt" \
   --rate "$rate" --duration "$((warmup + duration))" --barista-key "$BENCH_BARISTA_KEY" > "$out/load.json" || {
   echo "the load generator reported failures: $(cat "$out/load.json")" | tee -a "$out/run.log" >&2; }
 wait_drained "$conninfo" 60
+read -r m1 mt1 < <(machine_ticks); cr1=$(ticks_of "$SERVE_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster")
+load_ticks=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$out/load-time.txt")
+echo "busy=$((m1 - m0)) total=$((mt1 - mt0)) crema=$((cr1 - cr0)) sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) load=$load_ticks cores=$(nproc)" \
+  > "$out/cpu.txt"
 sim_curl GET /sim/requests > "$out/sim-requests.json"
 
 measured_from=$(python3 -c "import json; print(json.load(open('$out/load.json'))['start'] + $warmup)")
@@ -118,6 +127,12 @@ if p50 is not None:
     print(f"targets: p50 <= 10 ms {'met' if p50 <= 10 else 'NOT met'}, p99 <= 50 ms {'met' if p99 <= 50 else 'NOT met'}")
 valid = (not load["errors"] and sum(v for k, v in load["statuses"].items() if k.startswith("2")) == load["sent"]
          and lat["outbox_rows_without_accepted_record"] == 0 and s["n"] > 0)
-print("run " + ("valid" if valid else "INVALID"))
+c = {k: int(v) for k, v in (kv.split("=") for kv in open(f"{out}/cpu.txt").read().split())}
+core = c["total"] / c["cores"]
+share = lambda v: 100 * v / core
+other = share(c["busy"] - c["crema"] - c["sim"] - c["postgres"] - c["load"])
+print(f"cpu (% of one core): machine {share(c['busy']):.0f} of {100 * c['cores']}, crema serve {share(c['crema']):.0f}, simulator {share(c['sim']):.0f},"
+      f" postgres {share(c['postgres']):.0f}, load generator {share(c['load']):.0f}, other {other:.0f}")
+print("run " + ("valid" if valid else "INVALID") + (f"; NOISY: other work used {other:.0f} % of a core" if other > 15 else ""))
 sys.exit(0 if valid else 1)
 EOF

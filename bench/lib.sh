@@ -115,7 +115,7 @@ start_apns_sim() {
   SIM_PID=$!
   while [ "$SECONDS" -lt "$deadline" ]; do
     kill -0 "$SIM_PID" 2> /dev/null || { echo "crema apns-sim exited; see $log" >&2; cat "$log" >&2; return 1; }
-    if grep -Eq '^(export )?CREMA_APNS_TOPIC=' "$log" && grep -Eq '^(export )?CREMA_APNS_URL=' "$log"; then break; fi
+    if grep -Eqs '^(export )?CREMA_APNS_TOPIC=' "$log" && grep -Eqs '^(export )?CREMA_APNS_URL=' "$log"; then break; fi
     sleep 0.1
   done
   # It prints "export CREMA_APNS_…=…" lines (values are paths and a URL without spaces).
