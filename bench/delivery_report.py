@@ -65,29 +65,38 @@ def sim_summary(path):
 
 
 def latency(records_path, outbox_path):
-    """OUTBOX_CSV: apns_id, created_at epoch, sent_at epoch (psql COPY ... CSV)."""
+    """OUTBOX_CSV: apns_id, created_at, sent_at[, commit time] as epoch seconds (psql COPY ... CSV)."""
     records = load(records_path)
     by_id = {}
     for r in records:
         if r["status"] == 200:
             by_id.setdefault(r["apnsID"].lower(), r["_t"])
-    sim, recorded, missing = [], [], 0
-    for apns_id, created, sent in csv.reader(open(outbox_path)):
-        created = float(created)
-        if sent:
-            recorded.append((float(sent) - created) * 1000)
+    series = {k: [] for k in ("created_to_simulator_ms", "created_to_recorded_ms", "commit_to_simulator_ms",
+                              "commit_to_recorded_ms", "transaction_ms")}
+    missing = 0
+    for row in csv.reader(open(outbox_path)):
+        apns_id, created, sent = row[0], float(row[1]), row[2]
+        commit = float(row[3]) if len(row) > 3 and row[3] else None
         t = by_id.get(apns_id.lower())
         if t is None:
             missing += 1
         else:
-            sim.append((t - created) * 1000)
+            series["created_to_simulator_ms"].append((t - created) * 1000)
+            if commit is not None:
+                series["commit_to_simulator_ms"].append((t - commit) * 1000)
+        if sent:
+            series["created_to_recorded_ms"].append((float(sent) - created) * 1000)
+            if commit is not None:
+                series["commit_to_recorded_ms"].append((float(sent) - commit) * 1000)
+        if commit is not None:
+            series["transaction_ms"].append((commit - created) * 1000)
 
     def stats(values):
         return {"n": len(values), **{f"p{p}": percentile(values, p) for p in (50, 90, 99)},
                 "max": max(values) if values else None, "mean": sum(values) / len(values) if values else None}
 
-    return {"commit_to_simulator_ms": stats(sim), "commit_to_recorded_ms": stats(recorded),
-            "outbox_rows_without_accepted_record": missing, "resolution": resolution(records)}
+    return {**{k: stats(v) for k, v in series.items()}, "outbox_rows_without_accepted_record": missing,
+            "resolution": resolution(records)}
 
 
 def drill(records_path, tokens_path):
