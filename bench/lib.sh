@@ -1,4 +1,4 @@
-# Shared by bench/ingest.sh and bench/kill-drill.sh (source it; it expects `set -euo pipefail`).
+# Shared by the bench/ scripts: ingest.sh, kill-drill.sh, pg-restart-drill.sh, dispatch.sh, dispatch-latency.sh, dispatch-kill-drill.sh
 #
 # Everything here talks to 127.0.0.1 and to a private PostgreSQL cluster on a Unix socket only.
 
