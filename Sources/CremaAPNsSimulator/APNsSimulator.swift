@@ -82,6 +82,8 @@ public final class APNsSimulator: Sendable {
                                 inboundStreamInitializer: { stream in
                                     stream.eventLoop.makeCompletedFuture {
                                         try stream.pipeline.syncOperations.addHandlers([
+                                            EndStreamOnLastFrame(),
+                                            AuthorityFromHost(),
                                             HTTP2FramePayloadToHTTP1ServerCodec(),
                                             SimulatorHandler(core: core, connection: connection),
                                         ])

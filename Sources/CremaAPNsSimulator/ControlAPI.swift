@@ -49,7 +49,11 @@ struct ControlAPI {
     private func encoded(_ status: Int, _ value: some Encodable) -> SimulatorCore.Reply {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        // Milliseconds matter: benchmarks time deliveries by `receivedAt` (`.iso8601` would drop the fraction).
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
         let body = (try? encoder.encode(value)) ?? Data("[]".utf8)
         return .respond(status: status, headers: [("content-type", "application/json")], body: body, delay: nil)
     }
