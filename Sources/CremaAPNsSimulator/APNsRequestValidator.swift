@@ -1,3 +1,4 @@
+import CremaCore
 import Foundation
 
 /// APNs' request rules (apns-reference §1–§6) as one function from a request to Apple's status and reason.
@@ -145,7 +146,7 @@ struct APNsRequestValidator: Sendable {
 
     private static func checkLiveActivity(_ aps: JSONValue) -> Result<Void, Refusal> {
         func refuse(_ detail: String) -> Result<Void, Refusal> { .failure(Refusal(400, "BadRequestPayload", detail)) }
-        guard let event = aps["event"]?.string, ["start", "update", "end"].contains(event) else {
+        guard let event = aps["event"]?.stringValue, ["start", "update", "end"].contains(event) else {
             return refuse("aps.event must be start, update or end")
         }
         guard aps["timestamp"]?.isNumber == true else { return refuse("aps.timestamp must be a number (Unix seconds)") }
@@ -155,7 +156,7 @@ struct APNsRequestValidator: Sendable {
             return refuse("aps.\(key) must be a number")
         }
         if event == "start" {
-            guard aps["attributes-type"]?.string?.isEmpty == false else {
+            guard aps["attributes-type"]?.stringValue?.isEmpty == false else {
                 return refuse("a start needs aps.attributes-type")
             }
             guard aps["attributes"]?.isObject == true else { return refuse("a start needs aps.attributes (an object)") }

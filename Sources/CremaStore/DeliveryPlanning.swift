@@ -95,7 +95,7 @@ enum DeliveryPlanning {
         var apns_timestamp: Int64?
     }
 
-    static func rows(_ plan: DeliveryPlan, at: Date) -> PostgresJSON {
+    static func rows(_ plan: DeliveryPlan, at: Date) throws -> PostgresJSON {
         let planned = plan.deliveries.map { d in
             OutboxRow(
                 target_kind: d.target.kind.rawValue, target_id: d.target.id, push_type: d.pushType.rawValue, priority: d.priority,
@@ -109,13 +109,13 @@ enum DeliveryPlanning {
                 topic: nil, collapse_id: nil, body: nil, expires_at: nil, state: "skipped", reason_code: s.reason.rawValue,
                 reason: s.sentence, run_at: at.timeIntervalSince1970, la_event: nil, apns_timestamp: nil)
         }
-        // Encoding plain strings and numbers cannot fail.
-        return (try? PostgresJSON(encoding: planned + skipped)) ?? PostgresJSON(text: "[]")
+        return try PostgresJSON(encoding: planned + skipped)
     }
 
     /// CTEs named `outbox` and `superseded` writing `plan` for `order` (to follow other CTEs with a comma).
-    static func writeCTEs(_ plan: DeliveryPlan, order: Order, event: OrderEventType, at: Date) -> PostgresQuery {
-        let superseded = (try? PostgresJSON(encoding: plan.superseded)) ?? PostgresJSON(text: "[]")
+    static func writeCTEs(_ plan: DeliveryPlan, order: Order, event: OrderEventType, at: Date) throws -> PostgresQuery {
+        let outbox = try rows(plan, at: at)
+        let superseded = try PostgresJSON(encoding: plan.superseded)
         return """
             outbox AS (
                 INSERT INTO delivery_outbox (store_id, order_id, order_version, order_event, target_kind, target_id, push_type,
@@ -125,7 +125,7 @@ enum DeliveryPlanning {
                        x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
                        to_timestamp(x.run_at), x.la_event, x.apns_timestamp, \(at),
                        CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
-                FROM jsonb_to_recordset(\(rows(plan, at: at))::jsonb) AS x(
+                FROM jsonb_to_recordset(\(outbox)::jsonb) AS x(
                     target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
                     body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
                     apns_timestamp bigint)

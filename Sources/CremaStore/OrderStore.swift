@@ -123,7 +123,7 @@ public struct OrderStore: Sendable {
                         FROM inserted
                     ), answer AS (
                         \(Self.storeAnswer(response, request: request, store: order.storeID))
-                    ), \(DeliveryPlanning.writeCTEs(plan, order: order, event: .placed, at: at))
+                    ), \(try DeliveryPlanning.writeCTEs(plan, order: order, event: .placed, at: at))
                     \(Self.notify(order))
                     """)
                 return CommandResponse(status: response.status, body: response.body, replayed: false)
@@ -179,7 +179,7 @@ public struct OrderStore: Sendable {
                         WHERE store_id = \(next.storeID) AND order_id = \(next.id)
                     ), answer AS (
                         \(Self.storeAnswer(response, request: request, store: next.storeID))
-                    ), \(DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
+                    ), \(try DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
                     \(Self.notify(next))
                     """)
                 return CommandResponse(status: response.status, body: response.body, replayed: false)

@@ -56,26 +56,6 @@ struct APIFailure: Error, Sendable {
 }
 
 extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    var stringValue: String? {
-        if case .string(let text) = self { return text }
-        return nil
-    }
-
-    var intValue: Int? {
-        if case .number(let number) = self { return Int(exactly: number) }
-        return nil
-    }
-
-    var arrayValue: [JSONValue]? {
-        if case .array(let array) = self { return array }
-        return nil
-    }
-
     /// A short human rendering of a scalar (arrays and objects are summarised).
     var brief: String {
         switch self {

@@ -55,7 +55,7 @@ import Testing
     @Test("a token-retiring outcome kills the row and retires the token; later pushes to it are skipped at claim")
     func retirement() async throws {
         try await TestDatabase.with { db in
-            let (store, id) = try await pendingAlert(db)
+            let (_, id) = try await pendingAlert(db)
             let deliveries = DeliveryStore(pool: db.pool)
             let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60))
             try await deliveries.record([DeliveryResult(delivery: claimed[0], outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))])
@@ -64,7 +64,6 @@ import Testing
             let alert = try #require(log.first { $0.state == "dead" })
             #expect(alert.apnsStatus == 410)
             #expect(alert.apnsReason == "Unregistered")
-            _ = store
         }
     }
 

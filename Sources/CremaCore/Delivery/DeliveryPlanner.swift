@@ -150,8 +150,7 @@ private struct Planning {
     /// `aps.timestamp` must rise per activity, even for two changes within one second.
     func nextTimestamp(after past: [DeliveryRecord]) -> Int64 {
         let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
-        let last = past.compactMap(\.apnsTimestamp).max() ?? .min
-        return max(seconds, last == .min ? seconds : last + 1)
+        return past.compactMap(\.apnsTimestamp).max().map { max(seconds, $0 + 1) } ?? seconds
     }
 
     // MARK: - Push-to-start

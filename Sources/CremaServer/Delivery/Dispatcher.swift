@@ -50,7 +50,6 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 }
                 group.addTask { await self.maintain() }
                 await group.next()
-                await listener?.shutdown()
                 group.cancelAll()
             }
         }
