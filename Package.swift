@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CremaCore", targets: ["CremaCore"]),
         /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
+        .library(name: "CremaAPNsProtocol", targets: ["CremaAPNsProtocol"]),
         .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
         .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
         // MARK: - barista product
@@ -39,13 +40,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         // Already resolved through swift-certificates; named so the simulator can write its certificate as PEM.
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
+        // Tests only: reads /openapi.yaml so the contract test can hold the wire types against it.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
         .target(name: "CremaActivityModels", swiftSettings: swiftSettings),
 
-        // MARK: - Pure domain core: no I/O. Its only dependency is the dependency-free wire types it projects into.
-        .target(name: "CremaCore", dependencies: ["CremaActivityModels"], swiftSettings: swiftSettings),
+        // MARK: - The APNs protocol: push types, bodies and their size cap, answer classification, JSONValue.
+        // Foundation only; knows nothing of orders, so the client and the simulator depend on it alone.
+        .target(name: "CremaAPNsProtocol", swiftSettings: swiftSettings),
+
+        // MARK: - Pure domain core: no I/O. It depends on the app's wire types it projects into and on the APNs protocol.
+        .target(name: "CremaCore", dependencies: ["CremaActivityModels", "CremaAPNsProtocol"], swiftSettings: swiftSettings),
 
         // MARK: - PostgreSQL through libpq.
         .systemLibrary(
@@ -61,6 +68,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // MARK: - The HTTP API's wire types: requests, answers, errors, JSON conventions. The server and `barista`
+        // both use them, so a field is named once.
+        .target(
+            name: "CremaAPI",
+            dependencies: ["CremaCore", "CremaActivityModels", "CremaAPNsProtocol"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CremaStore",
             dependencies: [
@@ -70,12 +84,18 @@ let package = Package(
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
+        // MARK: - The application layer: each command as load, decide (core), plan, persist (store), one transaction.
+        .target(
+            name: "CremaService",
+            dependencies: ["CremaAPI", "CremaCore", "CremaStore"],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: - APNs: the HTTP/2 client (JWT ES256) and an APNs-compatible simulator to test and demo against.
         .target(
             name: "CremaAPNs",
             dependencies: [
-                "CremaCore",
+                "CremaAPNsProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -89,7 +109,7 @@ let package = Package(
         .target(
             name: "CremaAPNsSimulator",
             dependencies: [
-                "CremaCore",
+                "CremaAPNsProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -109,7 +129,8 @@ let package = Package(
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaStore", "CremaActivityModels", "CremaAPNs",
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaActivityModels",
+                "CremaAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -124,7 +145,8 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaServer", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol",
+                "CremaCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -136,11 +158,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - barista: the baristas' terminal over the HTTP API (no server code: wire types are its own).
+        // MARK: - barista: the baristas' terminal over the HTTP API (no server code: the wire types are CremaAPI's).
         .executableTarget(
             name: "barista",
             dependencies: [
-                "CremaCore",
+                "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaActivityModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,10 +183,20 @@ let package = Package(
         .testTarget(
             name: "CremaCoreTests",
             dependencies: [
-                "CremaCore", "CremaActivityModels",
+                "CremaCore", "CremaActivityModels", "CremaAPNsProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Golden"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaAPITests",
+            dependencies: ["CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaActivityModels", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaAPNsProtocolTests",
+            dependencies: ["CremaAPNsProtocol"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -178,13 +210,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CremaStoreTests",
-            dependencies: ["CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport"],
+            dependencies: ["CremaStore", "CremaService", "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CremaAPNsTests",
             dependencies: [
-                "CremaAPNs", "CremaAPNsSimulator", "CremaCore",
+                "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,7 +230,8 @@ let package = Package(
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaStore", "CremaCore", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaServer", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -217,7 +250,7 @@ let package = Package(
             name: "BaristaTests",
             dependencies: [
                 // "barista" only so the binary is built before the tests run it; they never import it.
-                "barista", "CremaCore", "CremaTestSupport",
+                "barista", "CremaCore", "CremaAPI", "CremaAPNsProtocol", "CremaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import CremaCore
+public import CremaAPNsProtocol
 public import Foundation
 public import Logging
 import NIOCore

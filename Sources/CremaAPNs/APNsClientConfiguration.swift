@@ -1,4 +1,4 @@
-public import CremaCore
+public import CremaAPNsProtocol
 public import Foundation
 
 /// Where and how ``APNsClient`` connects: Apple's two base URLs (or one compatible server), extra trust roots,

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 /// Why a send got no APNs answer at all. A non-2xx answer is not an error: it comes back as an `APNsResponse`
 /// for `APNsDisposition` to classify. Every case here is a transport failure the dispatcher retries.
 public enum APNsClientError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-public import CremaCore
+public import CremaAPNsProtocol
 public import Foundation
 
 /// One push as APNs receives it: the device token, where it goes, and the headers and body Apple defines

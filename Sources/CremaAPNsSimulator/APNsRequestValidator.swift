@@ -1,4 +1,4 @@
-import CremaCore
+import CremaAPNsProtocol
 import Foundation
 
 /// APNs' request rules (apns-reference §1–§6) as one function from a request to Apple's status and reason.

@@ -1,18 +1,19 @@
 public import CremaPostgres
-public import CremaStore
+public import CremaService
+import CremaStore
 import Foundation
 public import Hummingbird
 public import Logging
 public import Prometheus
 public import ServiceLifecycle
 
-/// The composition root, used by `crema serve` and by the tests alike: one pool, one store, the router
-/// with its middleware, and the background services, wired in dependency order.
+/// The composition root, used by `crema serve` and by the tests alike: one pool, the order service over it,
+/// the router with its middleware, and the background services, wired in dependency order.
 public enum CremaApplication {
     /// What the router needs; built once per process (or per test).
     public struct Dependencies: Sendable {
         public var pool: PostgresPool
-        public var store: OrderStore
+        public var service: OrderService
         public var migrator: Migrator
         public var keys: APIKeys
         public var registry: PrometheusCollectorRegistry
@@ -22,12 +23,12 @@ public enum CremaApplication {
         public var streamHeartbeat: Duration = .seconds(15)
 
         public init(
-            pool: PostgresPool, store: OrderStore, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
+            pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
             streamHub: StreamHub = StreamHub(conninfo: nil, logger: Logger(label: "crema.stream"))
         ) {
             self.streamHub = streamHub
             self.pool = pool
-            self.store = store
+            self.service = service
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
@@ -43,10 +44,10 @@ public enum CremaApplication {
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
-        StoreRoutes(store: dependencies.store).register(on: router)
-        OrderRoutes(store: dependencies.store).register(on: router)
-        TokenRoutes(store: dependencies.store).register(on: router)
-        StreamRoutes(store: dependencies.store, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
+        StoreRoutes(service: dependencies.service).register(on: router)
+        OrderRoutes(service: dependencies.service).register(on: router)
+        TokenRoutes(service: dependencies.service).register(on: router)
+        StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
         BoardRoutes().register(on: router)
         routes.record(router.routes)
         return router
@@ -62,7 +63,7 @@ public enum CremaApplication {
             router: router(dependencies),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
             // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
-            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(pool: dependencies.pool, logger: logger), dependencies.streamHub]
+            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger), dependencies.streamHub]
                 + services,
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
             logger: logger)
@@ -72,7 +73,7 @@ public enum CremaApplication {
 /// Deletes Idempotency-Keys older than the 24-hour window, every ten minutes. Correctness does not depend
 /// on it (an expired key is reclaimed on use); it keeps the table small.
 struct IdempotencyJanitor: Service, CustomStringConvertible {
-    let pool: PostgresPool
+    let idempotency: IdempotencyRepository
     let logger: Logger
     var description: String { "IdempotencyJanitor" }
 
@@ -80,16 +81,7 @@ struct IdempotencyJanitor: Service, CustomStringConvertible {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    let rows = try await pool.withConnection { connection in
-                        try await connection.query(
-                            """
-                            WITH gone AS (
-                                DELETE FROM idempotency_keys
-                                WHERE created_at < now() - make_interval(secs => \(OrderStore.idempotencyWindow)) RETURNING 1
-                            ) SELECT count(*) AS n FROM gone
-                            """)
-                    }
-                    let count = try rows.first?.decode("n", as: Int.self) ?? 0
+                    let count = try await idempotency.pruneExpired()
                     if count > 0 { logger.info("pruned expired idempotency keys", metadata: ["count": "\(count)"]) }
                 } catch {
                     logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])

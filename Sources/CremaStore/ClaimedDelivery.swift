@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 public import CremaCore
 public import Foundation
 

@@ -31,6 +31,3 @@ public struct CommandResponse: Sendable, Equatable {
         self.replayed = replayed
     }
 }
-
-/// Renders the answer to a successful command; stored with the key so a replay returns it byte for byte.
-public typealias ResponseRenderer = @Sendable (Order) throws -> (status: Int, body: String)

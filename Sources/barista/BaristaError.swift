@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import CremaCore
 
 /// A failure `barista` explains in one line that says what to do, with the exit status scripts rely on.
@@ -7,9 +9,9 @@ struct BaristaError: Error, Sendable, CustomStringConvertible {
     /// The API's error code when the server answered with one (`version_conflict`, `unknown_order`, …).
     var code: String?
     /// What the order looks like now, when a change was refused (for `--json`).
-    var current: WireOrder?
+    var current: OrderResponse?
 
-    init(_ status: ExitStatus, _ message: String, code: String? = nil, current: WireOrder? = nil) {
+    init(_ status: ExitStatus, _ message: String, code: String? = nil, current: OrderResponse? = nil) {
         self.status = status
         self.message = message
         self.code = code

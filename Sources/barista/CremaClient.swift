@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import AsyncHTTPClient
 import CremaCore
 import Foundation
@@ -36,22 +38,22 @@ struct CremaClient: Sendable {
         try decode(T.self, from: try await send(.GET, path))
     }
 
-    func order(id: String) async throws -> WireOrder {
+    func order(id: String) async throws -> OrderResponse {
         try await get("/v1/orders/\(escape(id))")
     }
 
-    func board(store: String) async throws -> WireBoard {
+    func board(store: String) async throws -> BoardResponse {
         try await get("/v1/stores/\(escape(store))/board")
     }
 
-    func preview(id: String) async throws -> WirePreview {
+    func preview(id: String) async throws -> OrderPreview {
         try await get("/v1/orders/\(escape(id))/preview")
     }
 
     /// The order's delivery log, or nil while this server has no such route (it answers 404 `not_found`).
-    func deliveries(id: String) async throws -> JSONValue? {
+    func deliveries(id: String) async throws -> DeliveriesResponse? {
         do {
-            let value: JSONValue = try await get("/v1/orders/\(escape(id))/deliveries")
+            let value: DeliveriesResponse = try await get("/v1/orders/\(escape(id))/deliveries")
             return value
         } catch let failure as APIFailure where failure.httpStatus == 404 && failure.code == "not_found" {
             return nil
@@ -61,7 +63,7 @@ struct CremaClient: Sendable {
     }
 
     /// One page of a store's orders, oldest first.
-    func orders(store: String, limit: Int, cursor: String?) async throws -> WireOrderPage {
+    func orders(store: String, limit: Int, cursor: String?) async throws -> OrderPageResponse {
         var path = "/v1/orders?store=\(escape(store))&limit=\(limit)"
         if let cursor { path += "&cursor=\(escape(cursor))" }
         return try await get(path)
@@ -71,13 +73,13 @@ struct CremaClient: Sendable {
 
     /// Posts one event. The same `Idempotency-Key` is reused for the retries inside this call, so an answer
     /// lost on the way back (connection dropped, 503) can never make the event apply twice.
-    func postEvent(orderID: String, body: some Encodable & Sendable, idempotencyKey: String) async throws -> WireOrder {
+    func postEvent(orderID: String, body: some Encodable & Sendable, idempotencyKey: String) async throws -> OrderResponse {
         let data = try WireCoding.encoder.encode(body)
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try decode(WireOrder.self, from: try await send(.POST, "/v1/orders/\(escape(orderID))/events", body: data,
+                return try decode(OrderResponse.self, from: try await send(.POST, "/v1/orders/\(escape(orderID))/events", body: data,
                     headers: ["Idempotency-Key": idempotencyKey]))
             } catch let error as BaristaError where error.status == .unavailable && attempt < 3 {
                 try await Task.sleep(for: .milliseconds(500 * attempt))
@@ -115,7 +117,7 @@ struct CremaClient: Sendable {
         let data = Data(bytes.readableBytesView)
         let status = Int(response.status.code)
         if (200..<300).contains(status) { return data }
-        if let answer = try? WireCoding.decoder.decode(WireErrorBody.self, from: data) {
+        if let answer = try? WireCoding.decoder.decode(APIErrorDocument.self, from: data) {
             throw APIFailure(httpStatus: status, code: answer.error.code, message: answer.error.message, details: answer.error.details ?? .null)
         }
         throw BaristaError(.failure, "\(server) answered HTTP \(status) without a Crema error body: is --server a Crema server?")

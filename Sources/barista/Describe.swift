@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import CremaCore
 import Foundation
 
@@ -20,8 +22,8 @@ enum Describe {
     }
 
     /// "start, delay, ready, cancel", or a sentence when nothing is allowed any more.
-    static func allowedActions(_ order: WireOrder) -> String {
-        let actions = order.allowedEvents.map(command(forEvent:))
+    static func allowedActions(_ order: OrderResponse) -> String {
+        let actions = order.allowedEvents.map(command(for:))
         return actions.isEmpty ? "nothing (the order is \(state(order.state)))" : actions.joined(separator: ", ")
     }
 
@@ -30,7 +32,7 @@ enum Describe {
     }
 
     /// "1× Oat latte (grande, extra shot), 2× Flat white"
-    static func items(_ items: [WireItem]) -> String {
+    static func items(_ items: [ItemResponse]) -> String {
         items.map { item in
             var text = "\(item.quantity)× \(item.name)"
             let extras = ([item.size].compactMap { $0 } + item.modifiers).filter { !$0.isEmpty }
@@ -66,8 +68,8 @@ enum Describe {
     }
 
     /// An event's data as "barista=Sam, pickup_point=counter" (the placed event's items are summarised).
-    static func eventDetail(_ event: WireEvent) -> String {
-        guard case .object(let data)? = event.data else { return "" }
+    static func eventDetail(_ event: EventResponse) -> String {
+        guard case .object(let data) = event.data else { return "" }
         return data.keys.sorted().compactMap { key in
             guard let value = data[key], value != .null else { return nil }
             if key == "items", let array = value.arrayValue { return "\(array.count) item\(array.count == 1 ? "" : "s")" }
@@ -77,9 +79,9 @@ enum Describe {
     }
 
     /// "ready by barista at 10:02:03", with the barista's name when the event carries one.
-    static func event(_ event: WireEvent) -> String {
+    static func event(_ event: EventResponse) -> String {
         var who = event.role
-        if let name = event.data?["barista"]?.stringValue { who += " \(name)" }
+        if let name = event.data["barista"]?.stringValue { who += " \(name)" }
         return "\(event.type) by \(who) at \(clock(event.at))"
     }
 }

@@ -1,3 +1,4 @@
+import CremaAPI
 import ArgumentParser
 import Foundation
 
@@ -28,7 +29,7 @@ enum OrderReference: ExpressibleByArgument, Sendable, CustomStringConvertible {
 
     /// Finds the order as it is right now. By number: the store's board first (open orders, the usual
     /// case), then its full order list, oldest first, for orders already picked up or canceled.
-    func resolve(with client: CremaClient, settings: Settings) async throws -> WireOrder {
+    func resolve(with client: CremaClient, settings: Settings) async throws -> OrderResponse {
         switch self {
         case .id(let id):
             do {
@@ -39,7 +40,7 @@ enum OrderReference: ExpressibleByArgument, Sendable, CustomStringConvertible {
             }
         case .number(let number):
             let store = try settings.requireStore(for: "Order #\(number)")
-            let found: WireOrder?
+            let found: OrderResponse?
             do {
                 found = try await Self.find(number: number, store: store, client: client)
             } catch let failure as APIFailure {
@@ -50,11 +51,11 @@ enum OrderReference: ExpressibleByArgument, Sendable, CustomStringConvertible {
                     code: "unknown_order")
             }
             // The board has no history; read the order itself so a change carries the version just seen.
-            return try await client.order(id: found.id)
+            return try await client.order(id: found.idText)
         }
     }
 
-    private static func find(number: Int, store: String, client: CremaClient) async throws -> WireOrder? {
+    private static func find(number: Int, store: String, client: CremaClient) async throws -> OrderResponse? {
         let board = try await client.board(store: store)
         if let open = board.columns.values.joined().first(where: { $0.number == number }) { return open }
         var cursor: String?

@@ -1,3 +1,4 @@
+import CremaAPI
 import ArgumentParser
 import Foundation
 
@@ -39,7 +40,7 @@ enum Runner {
             var code: String?
             var message: String
             var exitCode: Int32
-            var order: WireOrder?
+            var order: OrderResponse?
 
             init(_ error: BaristaError) {
                 code = error.code

@@ -1,3 +1,4 @@
+import CremaAPI
 import CremaCore
 import Foundation
 

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 
 /// The APNs client a process sends with, and the in-process simulator behind it when no Apple key is
-/// configured (DESIGN §7's embedded default).
+/// configured (docs/design.md §7's embedded default).
 struct APNsRuntime {
     var client: APNsClient
     var simulator: APNsSimulator?
@@ -25,6 +25,8 @@ struct APNsRuntime {
             var configuration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
             configuration.bundleID = bundleID
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
+            // Where it listens changes each start; scripts and the README read it from here.
+            try Data((simulator.baseURL.absoluteString + "\n").utf8).write(to: directory.appendingPathComponent("url"))
             let client = try APNsClient(
                 configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
             return APNsRuntime(client: client, simulator: simulator, bundleID: bundleID)
@@ -33,7 +35,7 @@ struct APNsRuntime {
             do {
                 key = try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID)
             } catch {
-                throw RuntimeError(message: "CREMA_APNS_KEY_FILE \(keyFile): \(error)")
+                throw RuntimeError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
             }
             let configuration = url.map { APNsClientConfiguration.singleServer($0, signingKey: key, extraTrustRootsPEMFile: caFile) }
                 ?? APNsClientConfiguration(signingKey: key, extraTrustRootsPEMFile: caFile)
@@ -45,7 +47,7 @@ struct APNsRuntime {
     var summary: String {
         if let simulator {
             return "APNs: no Apple key configured; delivering to the built-in simulator at \(simulator.baseURL.absoluteString) "
-                + "(requests: \(simulator.baseURL.absoluteString)/sim/requests)"
+                + "(requests: \(simulator.baseURL.absoluteString)/sim/requests; URL saved in apns-sim/url)"
         }
         return "APNs: delivering with the configured key (topic \(bundleID))"
     }

@@ -9,7 +9,7 @@ enum Runtime {
         do {
             return try CremaConfiguration(environment: ProcessInfo.processInfo.environment)
         } catch {
-            throw RuntimeError(message: "\(error)")
+            throw RuntimeError.configuration("\(error)")
         }
     }
 
@@ -51,10 +51,17 @@ struct DatabaseChoice {
     }
 }
 
-/// A start-up failure worth one clear line on the terminal.
+/// A start-up failure worth one clear line on the terminal, and the exit status that says what kind it is.
 struct RuntimeError: Error, CustomStringConvertible {
     var message: String
+    /// 1 by default; 78 (`EX_CONFIG` of sysexits.h) for a setting that is missing or wrong.
+    var exitCode: Int32 = 1
     var description: String { message }
+
+    /// A missing or invalid setting: exit 78, so supervisors can tell it from a crash.
+    static func configuration(_ message: String) -> RuntimeError {
+        RuntimeError(message: message, exitCode: 78)
+    }
 }
 
 /// Writes a line to standard output at once: `print` is block-buffered when stdout is a file or pipe, and

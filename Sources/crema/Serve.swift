@@ -2,6 +2,7 @@ import ArgumentParser
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaStore
 import Foundation
 import Hummingbird
@@ -27,6 +28,12 @@ extension Crema {
             var configuration = try Runtime.configuration()
             if let host { configuration.host = host }
             if let port { configuration.port = port }
+            // Checked before anything starts, so a missing setting is one line and exit 78, never a trap.
+            if configuration.database != .embedded, configuration.apiKeys.isEmpty {
+                throw RuntimeError.configuration(
+                    "CREMA_API_KEYS is not set: with CREMA_DATABASE_URL (or PG* variables) Crema needs role:key pairs, "
+                        + "e.g. CREMA_API_KEYS=pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d (keys of 16+ characters)")
+            }
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
             let cluster = database.cluster
@@ -35,16 +42,21 @@ extension Crema {
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-            let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
-            let store = OrderStore(pool: pool, deliveryPolicy: DeliveryPolicy(bundleID: apns.bundleID))
+            let service = OrderService(database: CremaDatabase(pool: pool), deliveryPolicy: DeliveryPolicy(bundleID: configuration.apns.bundleID))
 
             var keys = configuration.apiKeys
             if let cluster {
                 keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
-                _ = try await Self.seedDemoStore(store)
+                _ = try await Self.seedDemoStore(service.database.stores)
                 say("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
-            } else if keys.isEmpty {
-                throw RuntimeError(message: "CREMA_API_KEYS is not set: give role:key pairs, e.g. pos:…,barista:…,dashboard:…,app:…")
+            }
+            let apns: APNsRuntime
+            do {
+                apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
+            } catch {
+                await pool.close()
+                try? await database.stopClusterIfStartedHere()
+                throw error
             }
             // Only keys Crema generated itself are printed; configured keys are secrets and never echoed.
             if cluster != nil, configuration.apiKeys.isEmpty {
@@ -56,9 +68,9 @@ extension Crema {
 
             let host = configuration.host
             let dependencies = CremaApplication.Dependencies(
-                pool: pool, store: store, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
+                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
             let dispatcher = Dispatcher(
-                store: DeliveryStore(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
+                store: DeliveryRepository(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, services: [dispatcher]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
@@ -91,9 +103,9 @@ extension Crema {
         }
 
         /// The demo store the README's walk-through uses.
-        static func seedDemoStore(_ store: OrderStore) async throws -> Bool {
-            if try await store.store(id: "demo") != nil { return false }
-            _ = try await store.putStore(id: "demo", name: "Demo Café", timezone: "UTC")
+        static func seedDemoStore(_ stores: StoreRepository) async throws -> Bool {
+            if try await stores.store(id: "demo") != nil { return false }
+            _ = try await stores.put(id: "demo", name: "Demo Café", timezone: "UTC")
             return true
         }
     }

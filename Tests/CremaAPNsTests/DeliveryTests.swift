@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import AsyncHTTPClient
 import CremaAPNsSimulator
 import Foundation

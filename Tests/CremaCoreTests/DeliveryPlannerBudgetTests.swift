@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaCore
 import Foundation
 import Testing

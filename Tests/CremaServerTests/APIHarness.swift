@@ -1,6 +1,8 @@
+import CremaAPNsProtocol
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaStore
 import CremaTestSupport
 import Foundation
@@ -21,7 +23,7 @@ struct APIHarness {
 
     static func dependencies(pool: PostgresPool) throws -> CremaApplication.Dependencies {
         .init(
-            pool: pool, store: OrderStore(pool: pool), migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
+            pool: pool, service: OrderService(database: CremaDatabase(pool: pool)), migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
     }
 
     /// Runs `body` with a client of an application on a fresh database.

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
 import CremaPostgres
@@ -33,6 +34,9 @@ import Testing
             let row = try await alertRow(h, id)
             #expect(row["state"] as? String == "sent")
             #expect(row["attempts"] as? Int == 3)
+            #expect(row["apns_status"] as? Int == 200)
+            // The earlier failures' reason does not linger on a push that went.
+            #expect(row["apns_reason"] == nil || row["apns_reason"] is NSNull)
             let seen = h.simulator.records(token: token)
             #expect(seen.map(\.status) == [status, status, 200])
             if let retryAfter {

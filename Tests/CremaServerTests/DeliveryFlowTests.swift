@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
 import Foundation

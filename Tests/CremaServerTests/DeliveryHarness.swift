@@ -1,8 +1,10 @@
+import CremaAPNsProtocol
 import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaStore
 import CremaTestSupport
 import Foundation
@@ -47,12 +49,12 @@ struct DeliveryHarness: Sendable {
             try await TestDatabase.with(label) { db in
                 let registry = PrometheusCollectorRegistry()
                 let dependencies = CremaApplication.Dependencies(
-                    pool: db.pool, store: OrderStore(pool: db.pool, deliveryPolicy: DeliveryPolicy(bundleID: bundleID)),
+                    pool: db.pool, service: OrderService(database: CremaDatabase(pool: db.pool), deliveryPolicy: DeliveryPolicy(bundleID: bundleID)),
                     migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys, registry: registry)
                 // Several dispatchers model several processes: each has its own listener and claims.
                 let running = (0..<dispatchers).map { _ in
                     let dispatcher = Dispatcher(
-                        store: DeliveryStore(pool: db.pool), client: client, conninfo: db.conninfo, configuration: settings,
+                        store: DeliveryRepository(pool: db.pool), client: client, conninfo: db.conninfo, configuration: settings,
                         registry: registry, logger: logger)
                     return Task { try await dispatcher.run() }
                 }

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaCore
 import CremaPostgres
 import CremaServer

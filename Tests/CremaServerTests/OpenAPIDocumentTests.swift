@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaPostgres
 import CremaServer
 import Foundation

@@ -1,7 +1,9 @@
+import CremaAPNsProtocol
 import AsyncHTTPClient
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaStore
 import CremaTestSupport
 import Foundation
@@ -80,7 +82,7 @@ import Testing
             let response = try await h.http.execute(
                 h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(120))
             var placed: [String] = []
-            for _ in 0..<(OrderStore.streamPageSize + 10) { placed.append(try await h.api.placeOrder()) }
+            for _ in 0..<(StreamRepository.streamPageSize + 10) { placed.append(try await h.api.placeOrder()) }
             let stream = SSEStream(body: response.body)
             _ = try await stream.waitFor { $0.order(placed.last!) != nil }
             let events = stream.events
@@ -94,20 +96,20 @@ import Testing
     @Test func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
-            let store = OrderStore(pool: h.db.pool)
+            let store = OrderService(database: CremaDatabase(pool: h.db.pool))
             // An older transaction with an id (as an order change that took a lower cursor and has not committed)
             // holds back what commits after it, so a cursor can never pass a number that may still appear.
             let heldBack = try await h.db.pool.withTransaction { connection in
                 _ = try await connection.query("SELECT pg_current_xact_id()")
                 _ = try await h.api.placeOrder()
-                return try await store.streamChanges(store: "market-st", after: 0).count
+                return try await store.database.stream.streamChanges(store: "market-st", after: 0).count
             }
             #expect(heldBack == 0)
             // Transactions of other suites on the same cluster may hold it back a little longer: wait for them.
             let deadline = ContinuousClock.now + .seconds(30)
             var seen = 0
             while seen == 0, ContinuousClock.now < deadline {
-                seen = try await store.streamChanges(store: "market-st", after: 0).count
+                seen = try await store.database.stream.streamChanges(store: "market-st", after: 0).count
                 if seen == 0 { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(seen == 1)

@@ -1,4 +1,6 @@
+import CremaAPNsProtocol
 import CremaCore
+import CremaService
 import CremaStore
 import CremaTestSupport
 import Foundation
@@ -18,14 +20,9 @@ enum StoreFixtures {
         IdempotentRequest(scope: scope, key: key, path: path, body: body)
     }
 
-    /// Renders the order's id, state and version, enough to check replays.
-    static let render: ResponseRenderer = { order in
-        (200, #"{"id":"\#(order.id.uuidString.lowercased())","state":"\#(order.state.rawValue)","version":\#(order.version)}"#)
-    }
-
-    static func store(in db: TestDatabase, id: String = "market-st") async throws -> OrderStore {
-        let store = OrderStore(pool: db.pool)
-        _ = try await store.putStore(id: id, name: "Market St", timezone: "America/Los_Angeles")
+    static func store(in db: TestDatabase, id: String = "market-st") async throws -> OrderService {
+        let store = OrderService(database: CremaDatabase(pool: db.pool))
+        _ = try await store.database.stores.put(id: id, name: "Market St", timezone: "America/Los_Angeles")
         return store
     }
 

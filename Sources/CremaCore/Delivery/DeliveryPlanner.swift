@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Foundation
 
 /// Decides, for one order change, how each of the customer's devices hears about it (DESIGN §5): a Live

@@ -3,6 +3,9 @@ public import Foundation
 /// The numbers behind delivery planning. Apple publishes none of the budgets (apns-reference §9.16), so these
 /// are conservative choices, documented in docs/delivery.md, and configurable per deployment.
 public struct DeliveryPolicy: Sendable, Hashable {
+    /// The bundle ID used with the built-in simulator when no `CREMA_APNS_TOPIC` is set.
+    public static let exampleBundleID = "cafe.crema.example"
+
     /// The app's bundle ID; push-type suffixes are added per push.
     public var bundleID: String
     /// Priority-10 Live Activity pushes per activity per rolling hour before falling back to priority 5.

@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 public import Foundation
 
 /// One earlier decision for a target, as the planner needs to know it: budgets count these, newer updates

@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 public import Foundation
 
 /// One push the planner decided to send: everything the dispatcher needs except the token, which it reads

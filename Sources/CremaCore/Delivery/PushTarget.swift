@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 public import Foundation
 
 /// Where a push can go, as the planner sees it: which kind of token and which row holds it. The token itself

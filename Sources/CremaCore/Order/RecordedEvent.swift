@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 public import Foundation
 
 /// One row of an order's event history, as stored and shown by `GET /v1/orders/{id}`.

@@ -20,7 +20,7 @@ public struct CremaConfiguration: Sendable {
     public var poolSize: Int
     public var logLevel: String
     /// Where pushes go; `.simulator` runs the built-in APNs simulator in-process.
-    public var apns: APNsSettings = .simulator(bundleID: OrderStore.defaultBundleID)
+    public var apns: APNsSettings = .simulator(bundleID: DeliveryPolicy.exampleBundleID)
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -86,7 +86,7 @@ public enum APNsSettings: Sendable, Equatable {
             if value("CREMA_APNS_URL") != nil {
                 throw .invalid("CREMA_APNS_URL", "set, but CREMA_APNS_KEY_FILE is not: a server other than the built-in simulator needs a signing key")
             }
-            self = .simulator(bundleID: topic ?? OrderStore.defaultBundleID)
+            self = .simulator(bundleID: topic ?? DeliveryPolicy.exampleBundleID)
             return
         }
         guard let keyID = value("CREMA_APNS_KEY_ID") else { throw .invalid("CREMA_APNS_KEY_ID", "missing (the 10-character Key ID of the .p8 key)") }

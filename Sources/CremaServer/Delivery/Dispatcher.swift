@@ -1,5 +1,6 @@
+import CremaAPNsProtocol
 public import CremaAPNs
-public import CremaCore
+import CremaCore
 import CremaPostgres
 public import CremaStore
 import Foundation
@@ -12,7 +13,7 @@ public import ServiceLifecycle
 /// statement per batch, rescues expired leases and prunes finished rows. At least once: a crash between
 /// sending and recording sends those rows again after their lease.
 public struct Dispatcher: Service, CustomStringConvertible {
-    let store: DeliveryStore
+    let store: DeliveryRepository
     let client: APNsClient
     /// Where wake-ups come from; nil polls only.
     let conninfo: String?
@@ -23,7 +24,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
     public var description: String { "Dispatcher" }
 
     public init(
-        store: DeliveryStore, client: APNsClient, conninfo: String?, configuration: DispatcherConfiguration = .init(),
+        store: DeliveryRepository, client: APNsClient, conninfo: String?, configuration: DispatcherConfiguration = .init(),
         registry: PrometheusCollectorRegistry, logger: Logger
     ) {
         self.store = store
@@ -36,7 +37,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
 
     public func run() async throws {
         let doorbell = Doorbell()
-        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderStore.changeChannel], logger: logger) }
+        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderTransaction.changeChannel], logger: logger) }
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in

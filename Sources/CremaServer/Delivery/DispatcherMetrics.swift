@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaCore
 import CremaStore
 import Prometheus
@@ -7,12 +8,18 @@ import Prometheus
 struct DispatcherMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
 
-    static let pushes = "crema_apns_pushes_total"
-    static let retries = "crema_apns_retries_total"
-    static let pending = "crema_outbox_pending"
-    static let inflight = "crema_outbox_inflight"
-    static let oldest = "crema_outbox_oldest_pending_seconds"
-    static let latency = "crema_delivery_commit_to_send_seconds"
+    nonisolated(unsafe) static let pushes = MetricNameDescriptor(
+        metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by push type and outcome.")
+    nonisolated(unsafe) static let retries = MetricNameDescriptor(
+        metricName: "crema_apns_retries_total", unitName: "", helpText: "APNs answers that put a push back to wait for another attempt.")
+    nonisolated(unsafe) static let pending = MetricNameDescriptor(
+        metricName: "crema_outbox_pending", unitName: "", helpText: "Outbox rows waiting to be sent.")
+    nonisolated(unsafe) static let inflight = MetricNameDescriptor(
+        metricName: "crema_outbox_inflight", unitName: "", helpText: "Outbox rows claimed by a dispatcher and not yet recorded.")
+    nonisolated(unsafe) static let oldest = MetricNameDescriptor(
+        metricName: "crema_outbox_oldest_pending_seconds", unitName: "", helpText: "Age of the oldest due push.")
+    nonisolated(unsafe) static let latency = MetricNameDescriptor(
+        metricName: "crema_delivery_commit_to_send_seconds", unitName: "", helpText: "Time from an event's commit to its APNs request.")
     static let buckets: [Duration] = [
         .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
         .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(300),
@@ -28,19 +35,19 @@ struct DispatcherMetrics: Sendable {
         case .skipped: outcome = "skipped"
         }
         registry.makeCounter(
-            name: Self.pushes, labels: [("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
+            descriptor: Self.pushes, labels: [("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
         ).increment()
-        if case .retry = result.outcome { registry.makeCounter(name: Self.retries).increment() }
+        if case .retry = result.outcome { registry.makeCounter(descriptor: Self.retries).increment() }
     }
 
     func recordLatency(_ duration: Duration, pushType: APNsPushType) {
-        registry.makeDurationHistogram(name: Self.latency, labels: [("push_type", pushType.rawValue)], buckets: Self.buckets)
+        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("push_type", pushType.rawValue)], buckets: Self.buckets)
             .record(duration)
     }
 
     func depth(pending: Int, inflight: Int, oldest: Double) {
-        registry.makeGauge(name: Self.pending).set(Double(pending))
-        registry.makeGauge(name: Self.inflight).set(Double(inflight))
-        registry.makeGauge(name: Self.oldest).set(oldest)
+        registry.makeGauge(descriptor: Self.pending).set(Double(pending))
+        registry.makeGauge(descriptor: Self.inflight).set(Double(inflight))
+        registry.makeGauge(descriptor: Self.oldest).set(oldest)
     }
 }

@@ -30,7 +30,7 @@ actor Doorbell {
             }
             await group.next()
             group.cancelAll()
-            await self.release(id)
+            self.release(id)
         }
     }
 

@@ -1,3 +1,4 @@
+public import CremaAPI
 public import CremaCore
 public import Hummingbird
 

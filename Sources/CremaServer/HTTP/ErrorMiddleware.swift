@@ -1,3 +1,4 @@
+import CremaAPI
 import CremaCore
 import Hummingbird
 import Logging

@@ -1,3 +1,4 @@
+import CremaAPI
 import CremaPostgres
 import Foundation
 import Hummingbird
@@ -15,22 +16,10 @@ struct OperationsRoutes {
         helpText: "Database pool connections by state (open, leased, waiting, max).")
 
     func register(on router: Router<CremaRequestContext>) {
-        router.get("/health/live") { _, _ in try JSONResponse.make(.ok, ["status": "ok"]) }
+        router.get("/health/live") { _, _ in try JSONResponse.make(.ok, Liveness(status: "ok")) }
         router.get("/health/ready") { _, _ in try await self.ready() }
         router.get("/metrics") { _, _ in await self.metrics() }
         router.get("/openapi.yaml") { _, _ in try Self.openAPI() }
-    }
-
-    /// `/health/ready`'s body; `migrations` is always present (all pending when the database is unreachable).
-    struct Readiness: Encodable {
-        var status: String
-        var database: String
-        var migrations: Migrations
-
-        struct Migrations: Encodable {
-            var applied: [Int]
-            var pending: [Int]
-        }
     }
 
     func ready() async throws -> Response {

@@ -1,3 +1,5 @@
+import CremaService
+import CremaAPI
 import CremaCore
 import CremaStore
 import Foundation
@@ -6,7 +8,7 @@ import Hummingbird
 
 /// The order routes of DESIGN §9: place, apply events, read one, list, all under `/v1/orders`.
 struct OrderRoutes {
-    let store: OrderStore
+    let service: OrderService
 
     func register(on router: Router<CremaRequestContext>) {
         router.post("/v1/orders") { request, context in try await self.place(request, context) }
@@ -22,7 +24,7 @@ struct OrderRoutes {
         let key = try Self.idempotencyKey(request)
         let body = try WireCoding.decode(PlaceOrderRequest.self, from: try await request.bodyData(context: context))
         let identity = IdempotentRequest(scope: role.rawValue, key: key, path: "POST /v1/orders", body: try WireCoding.canonical(body))
-        let response = try await store.place(body.placement, role: role, request: identity, render: Self.render(status: 201))
+        let response = try await service.place(body.placement, role: role, request: identity)
         return Self.respond(response)
     }
 
@@ -37,31 +39,31 @@ struct OrderRoutes {
         let identity = IdempotentRequest(
             scope: role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
             body: try WireCoding.canonical(body))
-        let response = try await store.apply(
-            event, to: id, expectedVersion: body.expectedVersion, role: role, request: identity, render: Self.render(status: 200))
+        let response = try await service.apply(event, to: id, expectedVersion: body.expectedVersion, role: role, request: identity)
         return Self.respond(response)
     }
 
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
+        guard let detail = try await service.database.orders.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
         return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
     }
 
     /// What every surface shows for the order now, and the exact APNs bodies Crema would send for it.
     func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await store.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
-        guard let shop = try await store.store(id: detail.order.storeID) else { throw APIError.unknownOrder }
-        return try JSONResponse.make(.ok, OrderPreview(detail: detail, store: shop, now: Date()))
+        guard let detail = try await service.database.orders.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
+        guard let shop = try await service.database.stores.store(id: detail.order.storeID) else { throw APIError.unknownOrder }
+        let preview = try OrderPreview(order: detail.order, lastEvent: detail.events.last?.type ?? .placed, store: shop, now: Date())
+        return try JSONResponse.make(.ok, preview)
     }
 
     /// Every delivery decision for the order, skips included, with what APNs answered.
     func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.pos, .barista, .dashboard])
         let id = try Self.orderID(context)
-        guard let log = try await DeliveryStore(pool: store.pool).log(orderID: id) else { throw APIError.unknownOrder }
-        return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log))
+        guard let log = try await service.database.deliveries.log(orderID: id) else { throw APIError.unknownOrder }
+        return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log.map(DeliveryResponse.init)))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -80,20 +82,16 @@ struct OrderRoutes {
         }
         var limit = 50
         if let text = query.get("limit") {
-            guard let parsed = Int(text), (1...OrderStore.maxPageSize).contains(parsed) else {
-                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to \(OrderStore.maxPageSize)")
+            guard let parsed = Int(text), (1...OrderRepository.maxPageSize).contains(parsed) else {
+                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to \(OrderRepository.maxPageSize)")
             }
             limit = parsed
         }
-        let page = try await store.orders(store: storeID, state: state, limit: limit, cursor: query.get("cursor"))
+        let page = try await service.database.orders.orders(store: storeID, state: state, limit: limit, cursor: query.get("cursor"))
         return try JSONResponse.make(.ok, OrderPageResponse(orders: page.orders.map { OrderResponse($0) }, nextCursor: page.nextCursor))
     }
 
     // MARK: - Helpers
-
-    static func render(status: Int) -> ResponseRenderer {
-        { order in (status, String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)) }
-    }
 
     static func respond(_ response: CommandResponse) -> Response {
         JSONResponse.make(

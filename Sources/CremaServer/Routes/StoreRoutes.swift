@@ -1,3 +1,5 @@
+import CremaService
+import CremaAPI
 import CremaCore
 import CremaStore
 import Foundation
@@ -5,7 +7,7 @@ import Hummingbird
 
 /// `PUT /v1/stores/{store}` and `GET /v1/stores/{store}/board`.
 struct StoreRoutes {
-    let store: OrderStore
+    let service: OrderService
 
     func register(on router: Router<CremaRequestContext>) {
         router.put("/v1/stores/{store}") { request, context in try await self.put(request, context) }
@@ -25,13 +27,14 @@ struct StoreRoutes {
         guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
         }
-        let (saved, created) = try await store.putStore(id: id, name: name, timezone: timezone)
+        let (saved, created) = try await service.database.stores.put(id: id, name: name, timezone: timezone)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
     func board(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.pos, .barista, .dashboard])
-        return try JSONResponse.make(.ok, BoardResponse(try await store.board(store: try Self.storeID(context))))
+        let board = try await service.database.orders.board(store: try Self.storeID(context))
+        return try JSONResponse.make(.ok, BoardResponse(store: board.store, columns: board.columns))
     }
 
     static func storeID(_ context: CremaRequestContext) throws(APIError) -> String {

@@ -1,3 +1,5 @@
+import CremaService
+import CremaAPI
 import CremaCore
 import CremaStore
 import Foundation
@@ -7,7 +9,7 @@ import Logging
 /// The iOS app's token routes (DESIGN §9, role `app`): an order's Live Activity token, and a customer's alert,
 /// widget and push-to-start tokens. Tokens are checked, stored lowercase and never logged or echoed whole.
 struct TokenRoutes {
-    let store: OrderStore
+    let service: OrderService
 
     static let activityPath: RouterPath = "/v1/orders/{id}/live-activity-token"
     static let customerPath: RouterPath = "/v1/customers/{ref}/tokens/{kind}/{token}"
@@ -24,16 +26,16 @@ struct TokenRoutes {
         let id = try OrderRoutes.orderID(context)
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
-        let registered = try await store.putActivityToken(orderID: id, token: token, environment: body.environment)
+        let registered = try await service.database.tokens.putActivityToken(orderID: id, token: token, environment: body.environment)
         context.logger.info(
             "live activity token registered",
             metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
-        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id))
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id, customerRef: nil))
     }
 
     func deleteActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.app])
-        guard try await store.deleteActivityToken(orderID: try OrderRoutes.orderID(context)) else { throw APIError.unknownToken }
+        guard try await service.database.tokens.deleteActivityToken(orderID: try OrderRoutes.orderID(context)) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 
@@ -42,18 +44,18 @@ struct TokenRoutes {
         let (ref, kind, token) = try Self.customerParameters(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
-        let registered = try await store.putCustomerToken(
+        let registered = try await service.database.tokens.putCustomerToken(
             customerRef: ref, kind: kind, token: token, environment: body.environment, replaces: replaces)
         context.logger.info(
             "customer token registered",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
-        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, customerRef: ref))
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: nil, customerRef: ref))
     }
 
     func deleteCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.app])
         let (ref, kind, token) = try Self.customerParameters(context)
-        guard try await store.deleteCustomerToken(customerRef: ref, kind: kind, token: token) else { throw APIError.unknownToken }
+        guard try await service.database.tokens.deleteCustomerToken(customerRef: ref, kind: kind, token: token) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 
@@ -81,5 +83,14 @@ struct TokenRoutes {
         } catch {
             throw .order(error)
         }
+    }
+}
+
+extension TokenResponse {
+    /// The answer to a registration: the token's kind and environment, and only its first characters.
+    init(_ registered: RegisteredToken, orderID: UUID?, customerRef: String?) {
+        self.init(
+            kind: registered.ref.kind.rawValue, orderID: orderID, customerRef: customerRef, environment: registered.environment,
+            redactedToken: registered.redactedToken, created: registered.created)
     }
 }

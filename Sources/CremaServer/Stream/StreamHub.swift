@@ -8,7 +8,7 @@ import Synchronization
 /// The dashboard stream's one database listener per process, fanned out to every open stream.
 ///
 /// Subscribers do not receive rows from the hub, only wake-ups: each one then reads "changes in my store after
-/// my cursor" itself (`OrderStore.streamChanges`). So a notification, a listener reconnect (`.reconnected`), a
+/// my cursor" itself (`StreamRepository.streamChanges`). So a notification, a listener reconnect (`.reconnected`), a
 /// `Last-Event-ID` resume and a change made by another `crema` process are all handled the same way, and a gap
 /// can only delay an event, never lose it. Wake-ups coalesce: each subscriber holds at most one pending wake-up,
 /// so a slow client buffers nothing here and catches up from its cursor when it can write again.
@@ -70,7 +70,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     public func run() async throws {
-        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderStore.changeChannel], logger: logger) }
+        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderTransaction.changeChannel], logger: logger) }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 if let listener {

@@ -1,3 +1,4 @@
+import CremaAPI
 import CremaCore
 import CremaStore
 import Foundation
@@ -15,7 +16,7 @@ import ServiceLifecycle
 /// `Last-Event-ID` (or `?last_event_id=`, for a page that reconnects with a new ticket); without one it starts
 /// at the store's current head (a client reads `GET /v1/stores/{store}/board` first).
 struct StreamRoutes {
-    let store: OrderStore
+    let changes: StreamRepository
     let hub: StreamHub
     /// A comment line is sent when nothing else was written for this long, so proxies keep the stream open.
     let heartbeat: Duration
@@ -26,21 +27,10 @@ struct StreamRoutes {
         router.post("/v1/stream/tickets") { request, context in try await self.issueTicket(request, context) }
     }
 
-    struct TicketRequest: Decodable {
-        var storeID: String
-        enum CodingKeys: String, CodingKey { case storeID = "store_id" }
-    }
-
-    struct TicketResponse: Encodable {
-        var ticket: String
-        var storeID: String
-        var expiresAt: Date
-        enum CodingKeys: String, CodingKey { case ticket, storeID = "store_id", expiresAt = "expires_at" }
-    }
 
     func issueTicket(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         _ = try context.authorize([.dashboard])
-        let body = try WireCoding.decode(TicketRequest.self, from: try await request.bodyData(context: context))
+        let body = try WireCoding.decode(StreamTicketRequest.self, from: try await request.bodyData(context: context))
         guard StoreID.isValid(body.storeID) else {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
@@ -48,9 +38,9 @@ struct StreamRoutes {
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = generator.next() }
         let ticket = bytes.map { String(format: "%02x", $0) }.joined()
-        try await store.issueStreamTicket(ticket, store: body.storeID, lifetime: Self.ticketLifetime)
+        try await changes.issueStreamTicket(ticket, store: body.storeID, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
-            .created, TicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
+            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
             headers: [.cacheControl: "no-store"])
     }
 
@@ -61,7 +51,7 @@ struct StreamRoutes {
         }
         if context.role == nil, let ticket = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store, once.
-            guard try await store.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+            guard try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
         } else {
             _ = try context.authorize([.dashboard])
         }
@@ -71,13 +61,13 @@ struct StreamRoutes {
             guard let value = Int64(resumeFrom), value >= 0 else {
                 throw APIError.invalidField(field: "Last-Event-ID", reason: "must be an event id from this stream")
             }
-            _ = try await store.streamHead(store: storeID)  // 404 for an unknown store
+            _ = try await changes.streamHead(store: storeID)  // 404 for an unknown store
             start = value
         } else {
-            start = try await store.streamHead(store: storeID)
+            start = try await changes.streamHead(store: storeID)
         }
         let (id, wakeUps) = hub.subscribe(store: storeID)
-        let store = self.store
+        let changes = self.changes
         let hub = self.hub
         let heartbeat = self.heartbeat
         let logger = context.logger
@@ -87,7 +77,7 @@ struct StreamRoutes {
             // so the server can drain (it stops before the hub, services stopping in reverse order).
             try await withGracefulShutdownHandler {
                 try await Self.pump(
-                    &writer, store: store, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
+                    &writer, changes: changes, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
             } onGracefulShutdown: {
                 hub.unsubscribe(id)
             }
@@ -103,7 +93,7 @@ struct StreamRoutes {
     /// Writes, on every wake-up, the store's changes after the cursor (page by page), or a keepalive comment
     /// when nothing was written for `heartbeat`. Returns when the wake-ups end.
     static func pump(
-        _ writer: inout any ResponseBodyWriter, store: OrderStore, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
+        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
         heartbeat: Duration
     ) async throws {
         var cursor = start
@@ -114,7 +104,7 @@ struct StreamRoutes {
         for await _ in wakeUps {
             var page: [StreamChange]
             repeat {
-                page = try await store.streamChanges(store: storeID, after: cursor)
+                page = try await changes.streamChanges(store: storeID, after: cursor)
                 if page.isEmpty { break }
                 var buffer = ByteBuffer()
                 for change in page {
@@ -123,7 +113,7 @@ struct StreamRoutes {
                 }
                 try await writer.write(buffer)
                 lastWrite = clock.now
-            } while page.count == OrderStore.streamPageSize
+            } while page.count == StreamRepository.streamPageSize
             if clock.now - lastWrite >= heartbeat {
                 try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
                 lastWrite = clock.now

@@ -1,3 +1,4 @@
+import CremaAPI
 import Foundation
 
 /// Where `queue --watch` gets fresh boards from. Today it polls; when Crema serves `GET /v1/stream`
@@ -10,7 +11,7 @@ protocol BoardFeed: Sendable {
 }
 
 enum BoardUpdate: Sendable {
-    case board(WireBoard, at: Date)
+    case board(BoardResponse, at: Date)
     case unreachable(BaristaError, at: Date)
 }
 

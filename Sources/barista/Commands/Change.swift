@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import CremaCore
 import Foundation
 
@@ -29,9 +31,9 @@ enum Change {
             fill(&request, settings)
             // One key per invocation: retries inside this run reuse it; a new run is guarded by the version.
             let idempotencyKey = "barista-" + UUID().uuidString.lowercased()
-            let updated: WireOrder
+            let updated: OrderResponse
             do {
-                updated = try await client.postEvent(orderID: order.id, body: request, idempotencyKey: idempotencyKey)
+                updated = try await client.postEvent(orderID: order.idText, body: request, idempotencyKey: idempotencyKey)
             } catch let failure as APIFailure where failure.httpStatus == 409 {
                 throw await explain(failure, event: event, seen: order, expected: request.expectedVersion, client: client)
             } catch let failure as APIFailure where failure.code == "unknown_order" {
@@ -46,10 +48,10 @@ enum Change {
         }
     }
 
-    static func label(_ order: WireOrder) -> String { "#\(order.number) \(order.displayName)" }
+    static func label(_ order: OrderResponse) -> String { "#\(order.number) \(order.displayName)" }
 
     /// "#42 Ana: queued → preparing (version 2, Sam). Next: delay, ready, cancel."
-    static func summary(_ event: OrderEventType, before: WireOrder, after: WireOrder, terminal: Terminal) -> String {
+    static func summary(_ event: OrderEventType, before: OrderResponse, after: OrderResponse, terminal: Terminal) -> String {
         var text = terminal.paint("#\(after.number)", .bold) + " \(after.displayName): "
         text += before.state == after.state
             ? Describe.state(after.state) : "\(Describe.state(before.state)) → " + terminal.paint(Describe.state(after.state), .green)
@@ -58,7 +60,7 @@ enum Change {
         case .started: if let barista = after.barista { notes.append("made by \(barista)") }
         case .ready: if let point = after.pickupPoint { notes.append("at \(point)") }
         case .delayed:
-            if let eta = after.eta { notes.append("new ETA \(Describe.clock(eta, seconds: false)) (\(Describe.eta(eta, now: Date()).text))") }
+            notes.append("new ETA \(Describe.clock(after.eta, seconds: false)) (\(Describe.eta(after.eta, now: Date()).text))")
         case .canceled: if let reason = after.cancelReason { notes.append("reason: \(reason)") }
         case .placed, .pickedUp: break
         }
@@ -68,10 +70,10 @@ enum Change {
     }
 
     /// A 409 in the barista's terms: what changed since they looked (and who), and what they can do now.
-    static func explain(_ failure: APIFailure, event: OrderEventType, seen: WireOrder, expected: Int, client: CremaClient) async
+    static func explain(_ failure: APIFailure, event: OrderEventType, seen: OrderResponse, expected: Int, client: CremaClient) async
         -> BaristaError
     {
-        let current = try? await client.order(id: seen.id)
+        let current = try? await client.order(id: seen.idText)
         let now = current ?? seen
         let allowed = "allowed now: \(Describe.allowedActions(now))"
         let command = Describe.command(for: event)

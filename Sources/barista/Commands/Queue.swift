@@ -1,3 +1,4 @@
+import CremaAPI
 import ArgumentParser
 import CremaCore
 import Foundation
@@ -25,7 +26,7 @@ extension Barista {
                     return
                 }
                 let feed: any BoardFeed = PollingBoardFeed(client: client, store: store, interval: .seconds(2))
-                var last: WireBoard?
+                var last: BoardResponse?
                 var lastSignature: [String]?
                 var firstFrame = true
                 for try await update in feed.updates() {
@@ -62,11 +63,11 @@ extension Barista {
         }
 
         /// What changes the queue: ids and versions of the open orders.
-        static func signature(_ board: WireBoard) -> [String] {
+        static func signature(_ board: BoardResponse) -> [String] {
             OrderState.open.flatMap { state in board.orders(in: state).map { "\($0.id)@\($0.version)" } }
         }
 
-        static func show(_ board: WireBoard, at: Date, warning: String?, json: Bool, terminal: Terminal) throws {
+        static func show(_ board: BoardResponse, at: Date, warning: String?, json: Bool, terminal: Terminal) throws {
             if json {
                 try terminal.json(QueueOutput(board: board, at: at))
             } else {
@@ -75,7 +76,7 @@ extension Barista {
         }
 
         /// The queue as lines: one aligned table with a heading per state.
-        static func render(_ board: WireBoard, at now: Date, terminal: Terminal) -> [String] {
+        static func render(_ board: BoardResponse, at now: Date, terminal: Terminal) -> [String] {
             let open = OrderState.open.map { ($0, board.orders(in: $0)) }
             let count = open.reduce(0) { $0 + $1.1.count }
             var lines = [terminal.paint("\(board.store.name) (\(board.store.storeID))", .bold) + " · \(count) open · \(Describe.clock(now))"]
@@ -115,11 +116,11 @@ extension Barista {
 
 /// `queue --json`: `{"store":…,"at":…,"columns":{"queued":[…],"preparing":[…],"ready":[…]}}`, oldest first.
 struct QueueOutput: Encodable {
-    var store: WireStore
+    var store: StoreResponse
     var at: Date
-    var columns: [String: [WireOrder]]
+    var columns: [String: [OrderResponse]]
 
-    init(board: WireBoard, at: Date) {
+    init(board: BoardResponse, at: Date) {
         store = board.store
         self.at = at
         columns = Dictionary(uniqueKeysWithValues: OrderState.open.map { ($0.rawValue, board.orders(in: $0)) })

@@ -1,3 +1,6 @@
+import CremaAPI
+import CremaAPNsProtocol
+import CremaActivityModels
 import ArgumentParser
 import CremaCore
 import Foundation
@@ -15,8 +18,8 @@ extension Barista {
             let (reference, json) = (order, options.json)
             try await Runner.run(options) { settings, client, terminal in
                 let order = try await reference.resolve(with: client, settings: settings)
-                let preview = try await client.preview(id: order.id)
-                let deliveries = try await client.deliveries(id: order.id)
+                let preview = try await client.preview(id: order.idText)
+                let deliveries = try await client.deliveries(id: order.idText)
                 if json {
                     try terminal.json(ShowOutput(order: order, surfaces: preview, deliveries: deliveries))
                 } else {
@@ -25,7 +28,7 @@ extension Barista {
             }
         }
 
-        static func render(_ order: WireOrder, preview: WirePreview, deliveries: JSONValue?, now: Date, terminal: Terminal) -> [String] {
+        static func render(_ order: OrderResponse, preview: OrderPreview, deliveries: DeliveriesResponse?, now: Date, terminal: Terminal) -> [String] {
             var lines: [String] = []
             let stateColor: Terminal.Style = switch order.state {
             case .queued: .yellow
@@ -37,9 +40,7 @@ extension Barista {
                 terminal.paint("#\(order.number) \(order.displayName)", .bold) + " · " + terminal.paint(Describe.state(order.state), stateColor)
                     + " · version \(order.version) · store \(order.storeID)")
             // Once the order is over, "in 6m" or "3m late" would mislead: the promised time alone.
-            let eta = order.eta.map {
-                Describe.clock($0, seconds: false) + (order.state.isTerminal ? "" : " (\(Describe.eta($0, now: now).text))")
-            } ?? "—"
+            let eta = Describe.clock(order.eta, seconds: false) + (order.state.isTerminal ? "" : " (\(Describe.eta(order.eta, now: now).text))")
             var facts = [
                 ("placed", "\(Describe.clock(order.placedAt)) (\(Describe.duration(now.timeIntervalSince(order.placedAt))) ago)"),
                 ("eta", eta), ("items", Describe.items(order.items)),
@@ -60,38 +61,34 @@ extension Barista {
             lines += history.render(terminal: terminal, indent: "  ")
 
             lines.append("")
-            lines.append(terminal.paint("What the customer sees now", .bold) + " (\(preview.locale ?? "en"), as of \(Describe.clock(preview.generatedAt)))")
+            lines.append(terminal.paint("What the customer sees now", .bold) + " (\(preview.locale), as of \(Describe.clock(preview.generatedAt)))")
             let families = preview.families
             var surfaces = Table(header: ["SURFACE", "SHOWS"])
-            let island = [families.compactLeading?.text, families.compactTrailing?.text].compactMap { $0 }.joined(separator: " · ")
-            surfaces.rows.append(["Dynamic Island", island])
-            surfaces.rows.append(["  minimal", families.minimal?.text ?? "(symbol only)"])
-            surfaces.rows.append(["Watch, CarPlay", [families.small?.title, families.small?.status].compactMap { $0 }.joined(separator: " · ")])
-            if let lock = families.lockScreen {
-                let eta = [lock.etaRelative, lock.etaAbsolute].compactMap { $0 }.joined(separator: ", ")
-                surfaces.rows.append(["Lock Screen", [lock.title, lock.subtitle].compactMap { $0 }.joined(separator: " · ")])
-                if let detail = lock.detail { surfaces.rows.append(["", detail]) }
-                if !eta.isEmpty { surfaces.rows.append(["", eta]) }
-            }
+            surfaces.rows.append(["Dynamic Island", families.compactLeading.text + " · " + families.compactTrailing.text])
+            surfaces.rows.append(["  minimal", families.minimal.text ?? "(symbol only)"])
+            surfaces.rows.append(["Watch, CarPlay", families.small.title + " · " + families.small.status])
+            let lock = families.lockScreen
+            let lockETA = [lock.etaRelative, lock.etaAbsolute].compactMap { $0 }.joined(separator: ", ")
+            surfaces.rows.append(["Lock Screen", lock.title + " · " + lock.subtitle])
+            if let detail = lock.detail { surfaces.rows.append(["", detail]) }
+            if !lockETA.isEmpty { surfaces.rows.append(["", lockETA]) }
             lines += surfaces.render(terminal: terminal, indent: "  ")
 
             if let deliveries {
                 lines.append("")
                 lines.append(terminal.paint("Deliveries", .bold))
-                let rows = deliveries.arrayValue ?? deliveries["deliveries"]?.arrayValue ?? []
-                if rows.isEmpty { lines.append("  none yet") }
+                if deliveries.deliveries.isEmpty { lines.append("  none yet") }
                 // One line per decision: the event it answered, what went where, and why (docs/delivery.md).
-                for row in rows {
-                    guard case .object = row else { continue }
-                    let event = row["order_event"]?.brief ?? "-"
-                    let target = row["target_kind"]?.brief ?? "order"
-                    var what = row["live_activity_event"].map { "liveactivity \($0.brief)" } ?? row["push_type"]?.brief ?? "-"
-                    if let priority = row["priority"], priority != .null { what += " p\(priority.brief)" }
-                    let state = row["state"]?.brief ?? "-"
+                for row in deliveries.deliveries {
+                    let event = row.orderEvent ?? "-"
+                    let target = row.targetKind ?? "order"
+                    var what = row.liveActivityEvent.map { "liveactivity \($0)" } ?? row.pushType ?? "-"
+                    if let priority = row.priority { what += " p\(priority)" }
+                    let state = row.state
                     var outcome = state
-                    if let status = row["apns_status"], status != .null { outcome += " \(status.brief)" }
-                    if let reason = row["apns_reason"], reason != .null, state != "sent" { outcome += " (\(reason.brief))" }
-                    let code = row["reason_code"]?.brief ?? ""
+                    if let status = row.apnsStatus { outcome += " \(status)" }
+                    if let reason = row.apnsReason, state != "sent" { outcome += " (\(reason))" }
+                    let code = row.reasonCode
                     lines.append("  \(event.padding(toLength: 10, withPad: " ", startingAt: 0)) \(target.padding(toLength: 14, withPad: " ", startingAt: 0)) \(what.padding(toLength: 24, withPad: " ", startingAt: 0)) \(outcome.padding(toLength: 12, withPad: " ", startingAt: 0)) \(code)")
                 }
             }
@@ -103,7 +100,7 @@ extension Barista {
 /// `show --json`: `{"order":{…with events},"surfaces":{…preview},"deliveries":[…]}`; `deliveries` is
 /// absent while the server has no delivery log.
 struct ShowOutput: Encodable {
-    var order: WireOrder
-    var surfaces: WirePreview
-    var deliveries: JSONValue?
+    var order: OrderResponse
+    var surfaces: OrderPreview
+    var deliveries: DeliveriesResponse?
 }

@@ -1,0 +1,118 @@
+public import CremaAPNsProtocol
+public import CremaCore
+
+/// Every error the API answers with: a stable `code`, an HTTP status, a sentence and structured details,
+/// sent as `{"error":{"code","message","details"}}`.
+public enum APIError: Error, Sendable, Equatable {
+    case malformedJSON
+    case invalidField(field: String, reason: String)
+    case missingIdempotencyKey
+    case unauthorized
+    case forbidden(role: Role, allowed: Set<Role>)
+    case notFound
+    case methodNotAllowed(allowed: [String])
+    case unknownOrder
+    case unknownStore(String)
+    /// DELETE of a token that is not registered (or was already retired).
+    case unknownToken
+    case order(OrderError)
+    case idempotencyMismatch
+    case payloadTooLarge(limit: Int)
+    case databaseUnavailable
+    case internalError
+
+    public var code: String {
+        switch self {
+        case .malformedJSON: "malformed_json"
+        case .invalidField: "invalid_field"
+        case .missingIdempotencyKey: "missing_idempotency_key"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .unknownOrder: "unknown_order"
+        case .unknownStore: "unknown_store"
+        case .unknownToken: "unknown_token"
+        case .order(let error): error.code
+        case .idempotencyMismatch: "idempotency_mismatch"
+        case .payloadTooLarge: "payload_too_large"
+        case .databaseUnavailable: "database_unavailable"
+        case .internalError: "internal_error"
+        }
+    }
+
+    /// The HTTP status this error is answered with.
+    public var statusCode: Int {
+        switch self {
+        case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .notFound, .unknownOrder, .unknownStore, .unknownToken: 404
+        case .methodNotAllowed: 405
+        case .order(.invalidTransition), .order(.versionConflict): 409
+        case .order(.invalidValue), .idempotencyMismatch: 422
+        case .payloadTooLarge: 413
+        case .databaseUnavailable: 503
+        case .internalError: 500
+        }
+    }
+
+    /// The error document, `{"error":{"code","message","details"}}`.
+    public var document: APIErrorDocument { APIErrorDocument(code: code, message: message, details: details) }
+
+    public var message: String {
+        switch self {
+        case .malformedJSON: "The request body is not valid JSON."
+        case .invalidField(let field, let reason): "Field '\(field)' \(reason)."
+        case .missingIdempotencyKey: "Every POST needs an Idempotency-Key header (1–255 printable ASCII characters)."
+        case .unauthorized: "Send a valid API key as 'Authorization: Bearer <key>'."
+        case .forbidden(let role, let allowed):
+            "A \(role.rawValue) key cannot do this; it needs a \(allowed.sorted().map(\.rawValue).joined(separator: " or ")) key."
+        case .notFound: "There is no such route; see /openapi.yaml."
+        case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
+        case .unknownOrder: "There is no order with this id."
+        case .unknownToken: "No such token is registered (it may have been retired after APNs refused it)."
+        case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
+        case .order(let error): error.message
+        case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
+        case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
+        case .databaseUnavailable:
+            "The database is unavailable. A write may or may not have been applied: retry after the Retry-After delay with the same Idempotency-Key."
+        case .internalError: "Something went wrong inside Crema; nothing was written."
+        }
+    }
+
+    public var details: JSONValue {
+        switch self {
+        case .invalidField(let field, let reason): ["field": .string(field), "reason": .string(reason)]
+        case .forbidden(let role, let allowed):
+            ["role": .string(role.rawValue), "allowed_roles": .array(allowed.sorted().map { .string($0.rawValue) })]
+        case .unknownStore(let id): ["store_id": .string(id)]
+        case .order(.invalidTransition(let from, let event, let allowed)):
+            ["from": .string(from.rawValue), "event": .string(event.rawValue), "allowed": .array(allowed.map { .string($0.rawValue) })]
+        case .order(.versionConflict(let expected, let actual, let state)):
+            ["expected": .number(Double(expected)), "actual": .number(Double(actual)), "state": .string(state.rawValue)]
+        case .order(.invalidValue(let field, let reason)): ["field": .string(field), "reason": .string(reason)]
+        case .payloadTooLarge(let limit): ["limit_bytes": .number(Double(limit))]
+        case .methodNotAllowed(let allowed): ["allowed_methods": .array(allowed.map(JSONValue.string))]
+        default: [:]
+        }
+    }
+}
+
+/// `{"error":{"code","message","details"}}`: what every error answer carries, for the server to write and
+/// clients to read.
+public struct APIErrorDocument: Codable, Sendable, Hashable {
+    /// The inside of the document.
+    public struct Body: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+        public var details: JSONValue?
+    }
+
+    public var error: Body
+
+    public init(code: String, message: String, details: JSONValue) {
+        error = Body(code: code, message: message, details: details)
+    }
+}

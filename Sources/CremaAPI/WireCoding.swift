@@ -1,0 +1,91 @@
+public import Foundation
+
+/// The API's JSON conventions in one place, for the server and every client alike: RFC 3339 timestamps
+/// (fractional seconds accepted on input), sorted keys on output so stored idempotent answers are byte-stable.
+public enum WireCoding {
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(rfc3339(date))
+        }
+        return encoder
+    }()
+
+    public static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = parseRFC3339(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be an RFC 3339 timestamp")
+            }
+            return date
+        }
+        return decoder
+    }()
+
+    /// UTC with exactly three fractional digits, rounded to the nearest millisecond. Written by hand because the
+    /// format style truncates, so a date read back from its own text (…19.790 is 19.78999… as a double) would
+    /// print a millisecond earlier, and a client re-encoding an answer would change it.
+    public static func rfc3339(_ date: Date) -> String {
+        let millis = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (millis / 1000).rounded(.down)
+        let fraction = Int(millis - seconds * 1000)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        return whole.dropLast() + "." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + String(fraction) + "Z"
+    }
+
+    public static func parseRFC3339(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
+
+    /// Decodes a request body, turning decoding failures into 400s that name the offending field.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(APIError) -> T {
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw .invalidField(field: path(context.codingPath + [key]), reason: "is required")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw .invalidField(field: path(context.codingPath), reason: "must not be null")
+        } catch let DecodingError.typeMismatch(expected, context) {
+            if context.codingPath.isEmpty { throw .invalidField(field: "body", reason: "must be a JSON object") }
+            throw .invalidField(field: path(context.codingPath), reason: "must be \(describe(expected))")
+        } catch let DecodingError.dataCorrupted(context) {
+            if context.codingPath.isEmpty { throw .malformedJSON }
+            throw .invalidField(field: path(context.codingPath), reason: context.debugDescription)
+        } catch {
+            throw .malformedJSON
+        }
+    }
+
+    /// `items[0].quantity`
+    static func path(_ keys: [any CodingKey]) -> String {
+        var text = ""
+        for key in keys {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text.isEmpty ? "body" : text
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Double.Type: "a number"
+        case is Bool.Type: "a boolean"
+        case is Date.Type: "an RFC 3339 timestamp"
+        default: type is any Collection.Type ? "an array" : "an object"
+        }
+    }
+
+    /// The canonical JSON of a decoded request, for idempotency comparison.
+    public static func canonical(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

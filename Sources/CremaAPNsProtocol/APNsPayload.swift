@@ -1,0 +1,108 @@
+public import Foundation
+
+/// The JSON shapes of APNs bodies with Apple's hyphenated keys, generic over the app's own `content-state`
+/// and attributes so the protocol knows nothing of what an app shows; mutable so a fitter can drop and cut.
+public enum APNsPayload {
+    /// A Live Activity push (`apns-push-type: liveactivity`).
+    public struct LiveActivity<ContentState: Encodable, Attributes: Encodable>: Encodable {
+        public var aps: APS
+
+        public init(aps: APS) { self.aps = aps }
+
+        public struct APS: Encodable {
+            public var timestamp: Int
+            public var event: LiveActivityEvent
+            public var contentState: ContentState
+            public var staleDate: Int?
+            public var dismissalDate: Int?
+            public var relevanceScore: Double?
+            public var alert: Alert?
+            public var attributesType: String?
+            public var attributes: Attributes?
+            public var inputPushToken: Int?
+
+            public init(
+                timestamp: Int, event: LiveActivityEvent, contentState: ContentState, staleDate: Int? = nil,
+                dismissalDate: Int? = nil, relevanceScore: Double? = nil
+            ) {
+                self.timestamp = timestamp
+                self.event = event
+                self.contentState = contentState
+                self.staleDate = staleDate
+                self.dismissalDate = dismissalDate
+                self.relevanceScore = relevanceScore
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case timestamp, event, alert, attributes
+                case contentState = "content-state"
+                case staleDate = "stale-date"
+                case dismissalDate = "dismissal-date"
+                case relevanceScore = "relevance-score"
+                case attributesType = "attributes-type"
+                case inputPushToken = "input-push-token"
+            }
+        }
+    }
+
+    /// An alert notification (`apns-push-type: alert`).
+    public struct Notification: Encodable {
+        public var aps: APS
+
+        public init(aps: APS) { self.aps = aps }
+
+        public struct APS: Encodable {
+            public var alert: Alert
+            public var sound: String?
+            public var interruptionLevel: InterruptionLevel?
+            public var threadID: String?
+
+            public init(alert: Alert, sound: String?, interruptionLevel: InterruptionLevel?, threadID: String?) {
+                self.alert = alert
+                self.sound = sound
+                self.interruptionLevel = interruptionLevel
+                self.threadID = threadID
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case alert, sound
+                case interruptionLevel = "interruption-level"
+                case threadID = "thread-id"
+            }
+        }
+    }
+
+    /// `aps.alert` as a dictionary: a title, an optional body and (inside Live Activity pushes) a sound.
+    public struct Alert: Encodable, Sendable {
+        public var title: String
+        public var body: String?
+        public var sound: String?
+
+        public init(title: String, body: String?, sound: String? = nil) {
+            self.title = title
+            self.body = body
+            self.sound = sound
+        }
+    }
+
+    /// Sorted keys make bodies byte-stable (golden files, dedup); dates keep the default strategy, which is
+    /// what ActivityKit decodes `content-state` with (seconds since 2001).
+    public static func encode(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return try encoder.encode(value)
+        } catch {
+            // Only non-finite doubles can fail, and the builders clamp every double they encode.
+            preconditionFailure("APNs body did not encode: \(error)")
+        }
+    }
+
+    /// Whole Unix seconds (`aps.timestamp`, `stale-date`, `dismissal-date`); nil for a date no JSON number can
+    /// carry (infinite, or beyond ±2^53 s).
+    public static func unixSeconds(_ date: Date) -> Int? {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 9_007_199_254_740_992 else { return nil }
+        return Int(seconds)
+    }
+}

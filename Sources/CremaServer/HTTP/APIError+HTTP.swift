@@ -1,0 +1,48 @@
+public import CremaAPI
+import CremaCore
+import CremaPostgres
+import CremaStore
+import Foundation
+public import Hummingbird
+import NIOCore
+
+extension APIError {
+    /// Seconds a client should wait before retrying, for 503.
+    static let retryAfterSeconds = 2
+
+    /// Maps any error thrown while handling a request onto the API's vocabulary.
+    public init(_ error: any Error, uploadLimit: Int) {
+        switch error {
+        case let error as APIError: self = error
+        case let error as StoreError:
+            switch error {
+            case .unknownOrder: self = .unknownOrder
+            case .unknownStore(let id): self = .unknownStore(id)
+            case .idempotencyMismatch: self = .idempotencyMismatch
+            case .rejected(let reason): self = .order(reason)
+            case .invalidTimezone(let zone): self = .order(.invalidValue(field: "timezone", reason: "'\(zone)' is not an IANA time zone"))
+            case .invalidCursor: self = .invalidField(field: "cursor", reason: "is not a cursor this API returned")
+            case .database(let failure): self = failure.isUnavailable ? .databaseUnavailable : .internalError
+            }
+        case let error as PostgresError: self = error.isUnavailable ? .databaseUnavailable : .internalError
+        case is NIOTooManyBytesError: self = .payloadTooLarge(limit: uploadLimit)
+        case let error as HTTPError where error.status == .notFound: self = .notFound
+        case let error as HTTPError where error.status == .contentTooLarge: self = .payloadTooLarge(limit: uploadLimit)
+        default: self = .internalError
+        }
+    }
+}
+
+extension APIError: HTTPResponseError {
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
+        if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if case .methodNotAllowed(let allowed) = self { headers[.allow] = allowed.joined(separator: ", ") }
+        return Response(
+            status: status, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: try WireCoding.encoder.encode(document))))
+    }
+}

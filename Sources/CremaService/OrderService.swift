@@ -1,0 +1,103 @@
+import CremaAPI
+public import CremaCore
+public import CremaStore
+public import Foundation
+
+/// The application layer: runs each order command as load, decide with the pure core, plan deliveries,
+/// persist, in one transaction, and answers with the API's representation (stored with the Idempotency-Key
+/// so a replay answers byte for byte). Routes and tools call this; only `CremaStore` speaks SQL.
+public struct OrderService: Sendable {
+    public let database: CremaDatabase
+    /// The numbers and bundle ID the delivery planner uses for every change.
+    public let deliveryPolicy: DeliveryPolicy
+    private let now: @Sendable () -> Date
+    private let makeID: @Sendable () -> UUID
+
+    /// - Parameters:
+    ///   - now: the clock, injected so tests control time.
+    ///   - makeID: the order id generator, injected for the same reason.
+    public init(
+        database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(bundleID: DeliveryPolicy.exampleBundleID),
+        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+    ) {
+        self.database = database
+        self.deliveryPolicy = deliveryPolicy
+        self.now = now
+        self.makeID = makeID
+    }
+
+    /// Places an order (the `placed` event); answers 201 with the order.
+    public func place(_ placement: OrderPlacement, role: Role, request: IdempotentRequest) async throws(StoreError) -> CommandResponse {
+        let at = now()
+        let id = makeID()
+        // Bad input is refused before any lock is taken or key claimed (and before the store lookup, so an
+        // invalid store_id is a 422 naming the field, not a 404).
+        do throws(OrderError) {
+            try OrderValidation.validate(placement, now: at)
+        } catch {
+            throw .rejected(error)
+        }
+        return try await database.command { transaction in
+            if let replay = try await transaction.claim(request, store: placement.storeID) { return replay }
+            let since = at.addingTimeInterval(-OrderTransaction.historyWindow)
+            guard let store = try await transaction.reserveNumber(store: placement.storeID, customerRef: placement.customerRef, historySince: since)
+            else { throw StoreError.unknownStore(placement.storeID) }
+            let order = try Self.decide { () throws(OrderError) in try OrderStateMachine.place(placement, id: id, number: store.number, at: at) }
+            let plan = plan(
+                order: order, previous: nil, event: .placed, storeName: store.storeName, timezone: store.timezone,
+                targets: store.targets, history: store.history, at: at)
+            let answer = try Self.answer(order, status: 201)
+            try await transaction.insertPlaced(
+                order, placement: placement, role: role, request: request, storeName: store.storeName, timezone: store.timezone,
+                answer: answer, plan: plan, at: at)
+            return answer
+        }
+    }
+
+    /// Applies an event to an existing order; answers 200 with the order as it is after the event.
+    public func apply(
+        _ event: OrderEvent, to orderID: UUID, expectedVersion: Int?, role: Role, request: IdempotentRequest
+    ) async throws(StoreError) -> CommandResponse {
+        let at = now()
+        return try await database.command { transaction in
+            let since = at.addingTimeInterval(-OrderTransaction.historyWindow)
+            guard let locked = try await transaction.lockOrder(id: orderID, historySince: since) else { throw StoreError.unknownOrder }
+            if let replay = try await transaction.claim(request, store: locked.order.storeID) { return replay }
+            let next = try Self.decide { () throws(OrderError) in
+                try OrderStateMachine.apply(event, to: locked.order, expectedVersion: expectedVersion, at: at)
+            }
+            let plan = plan(
+                order: next, previous: locked.order, event: event.type, storeName: locked.storeName, timezone: locked.timezone,
+                targets: locked.targets, history: locked.history, at: at)
+            let answer = try Self.answer(next, status: 200)
+            try await transaction.appendEvent(
+                event, next: next, role: role, request: request, storeName: locked.storeName, timezone: locked.timezone,
+                answer: answer, plan: plan, at: at)
+            return answer
+        }
+    }
+
+    private func plan(
+        order: Order, previous: Order?, event: OrderEventType, storeName: String, timezone: String, targets: [PushTarget],
+        history: [DeliveryRecord], at: Date
+    ) -> DeliveryPlan {
+        let context = DeliveryContext(
+            order: order, previous: previous, event: event, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt,
+            now: at, targets: targets, history: history)
+        return DeliveryPlanner.plan(context, policy: deliveryPolicy)
+    }
+
+    /// The core's refusal as the command's failure.
+    private static func decide(_ body: () throws(OrderError) -> Order) throws(StoreError) -> Order {
+        do throws(OrderError) {
+            return try body()
+        } catch {
+            throw .rejected(error)
+        }
+    }
+
+    /// The answer stored with the key: the order as `GET /v1/orders/{id}` shows it, without history.
+    private static func answer(_ order: Order, status: Int) throws -> CommandResponse {
+        CommandResponse(status: status, body: String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self), replayed: false)
+    }
+}

@@ -1,0 +1,215 @@
+public import CremaAPNsProtocol
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// The outbox as dispatchers use it (DESIGN §6): claim due rows under a lease with `FOR UPDATE SKIP LOCKED`,
+/// write outcomes back in one statement per batch, rescue expired leases, prune finished rows.
+public struct DeliveryRepository: Sendable {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// Claims up to `limit` due rows for `lease`; another dispatcher skips them until the lease runs out.
+    public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
+        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                WITH c AS (
+                    SELECT store_id, delivery_id FROM delivery_outbox
+                    WHERE state = 'pending' AND run_at <= now()
+                    ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                ), u AS (
+                    UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
+                           locked_until = now() + make_interval(secs => \(seconds))
+                    FROM c WHERE d.store_id = c.store_id AND d.delivery_id = c.delivery_id
+                    RETURNING d.store_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
+                              d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
+                )
+                SELECT u.*, coalesce(p.token, ct.token) AS token, coalesce(p.environment, ct.environment) AS environment,
+                       coalesce(p.retired_at, ct.retired_at) IS NOT NULL AS retired
+                FROM u
+                LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.target_id = u.target_id
+                LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.token_id = u.target_id
+                ORDER BY u.delivery_id
+                """)
+        }
+        return try rows.map { row in
+            let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
+            let targetID = try row.decode("target_id", as: Int64?.self)
+            guard let pushType = APNsPushType(rawValue: try row.decode("push_type")) else {
+                throw PostgresError(.decoding, detail: "unknown push type")
+            }
+            return ClaimedDelivery(
+                storeID: try row.decode("store_id"), id: try row.decode("delivery_id"), orderID: try row.decode("order_id"),
+                target: kind.flatMap { kind in targetID.map { PushTargetRef(kind: kind, id: $0) } },
+                pushType: pushType, priority: try row.decode("priority", as: Int?.self),
+                topic: try row.decode("topic", as: String?.self) ?? "", collapseID: try row.decode("collapse_id", as: String?.self),
+                body: try row.decode("body", as: String?.self) ?? "", expiresAt: try row.decode("expires_at", as: Date?.self),
+                attempts: try row.decode("attempts"), maxAttempts: try row.decode("max_attempts"),
+                token: try row.decode("token", as: String?.self),
+                environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
+                tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
+        }
+    }
+
+    private struct ResultRow: Encodable {
+        var store_id: String
+        var id: Int64
+        var state: String
+        var run_at: Double?
+        var status: Int?
+        var reason: String?
+        var apns_id: String?
+        var retire_kind: String?
+        var retire_id: Int64?
+        var retire_since: Double?
+    }
+
+    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone.
+    public func record(_ results: [DeliveryResult]) async throws {
+        guard !results.isEmpty else { return }
+        let rows = results.map { result -> ResultRow in
+            let d = result.delivery
+            var row = ResultRow(store_id: d.storeID, id: d.id, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
+            switch result.outcome {
+            case .sent(let status, _):
+                row.status = status
+            case .retry(let at, let status, let reason):
+                row.state = "pending"
+                row.run_at = at.timeIntervalSince1970
+                row.status = status
+                row.reason = reason
+            case .dead(let status, let reason):
+                row.state = "dead"
+                row.status = status
+                row.reason = reason
+            case .tokenRetired(let status, let reason, let since):
+                row.state = "dead"
+                row.status = status
+                row.reason = reason
+                row.retire_kind = d.target?.kind.rawValue
+                row.retire_id = d.target?.id
+                row.retire_since = since?.timeIntervalSince1970
+            case .skipped(let reason):
+                row.state = "skipped"
+                row.reason = reason
+            }
+            return row
+        }
+        let json = try PostgresJSON(encoding: rows)
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                WITH r AS (
+                    SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
+                        store_id text, id bigint, state text, run_at float8, status int, reason text, apns_id uuid,
+                        retire_kind text, retire_id bigint, retire_since float8)
+                ), outcome AS (
+                    UPDATE delivery_outbox d
+                    SET state = r.state, run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
+                        last_status = coalesce(r.status, d.last_status),
+                        -- A push that finally went keeps no reason of an earlier failed attempt.
+                        last_reason = CASE WHEN r.state = 'sent' THEN NULL ELSE coalesce(r.reason, d.last_reason) END,
+                        apns_id = coalesce(r.apns_id, d.apns_id),
+                        sent_at = CASE WHEN r.state = 'sent' THEN now() ELSE d.sent_at END,
+                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') THEN now() END
+                    FROM r WHERE d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
+                ), activity AS (
+                    UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
+                    FROM r WHERE r.retire_kind = 'live_activity' AND p.target_id = r.retire_id AND p.retired_at IS NULL
+                      AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
+                ), customer AS (
+                    UPDATE customer_tokens c SET retired_at = now(), retired_reason = r.reason
+                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.token_id = r.retire_id
+                      AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
+                )
+                SELECT 1
+                """)
+        }
+    }
+
+    /// Puts rows whose lease ran out (a dispatcher died mid-send) back to pending, or dead when out of attempts.
+    /// Returns how many were rescued.
+    @discardableResult
+    public func rescueExpiredLeases() async throws -> Int {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                UPDATE delivery_outbox
+                SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+                    last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
+                    finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+                    locked_until = NULL
+                WHERE state = 'inflight' AND locked_until < now()
+                RETURNING 1
+                """).count
+        }
+    }
+
+    /// Deletes finished rows older than `retention`, a bounded batch at a time. Returns how many went.
+    @discardableResult
+    public func prune(olderThan retention: TimeInterval, batch: Int = 5_000) async throws -> Int {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                DELETE FROM delivery_outbox WHERE (store_id, delivery_id) IN (
+                    SELECT store_id, delivery_id FROM delivery_outbox
+                    WHERE finished_at < now() - make_interval(secs => \(retention)) LIMIT \(batch))
+                RETURNING 1
+                """).count
+        }
+    }
+
+    /// How much is due and how long the oldest due row has waited, for metrics and readiness.
+    public func depth() async throws -> (pending: Int, inflight: Int, oldestPendingAge: TimeInterval) {
+        try await pool.withConnection { connection in
+            let row = try await connection.query(
+                """
+                SELECT count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS pending,
+                       count(*) FILTER (WHERE state = 'inflight') AS inflight,
+                       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())), 0)::float8 AS oldest
+                FROM delivery_outbox WHERE state IN ('pending', 'inflight')
+                """)[0]
+            return (try row.decode("pending"), try row.decode("inflight"), try row.decode("oldest"))
+        }
+    }
+
+    /// Every decision for an order, oldest first; nil when there is no such order.
+    public func log(orderID: UUID) async throws -> [DeliveryLogEntry]? {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                WITH o AS (SELECT store_id, order_id FROM orders WHERE order_id = \(orderID))
+                SELECT (SELECT count(*) FROM o) AS found, d.delivery_id, d.order_version, d.order_event, d.target_kind,
+                       left(coalesce(p.token, ct.token), 8) AS token, d.push_type, d.la_event, d.priority, d.collapse_id, d.state,
+                       d.reason_code, d.reason, d.attempts, d.last_status, d.last_reason, d.apns_id, d.created_at, d.run_at,
+                       d.expires_at, d.sent_at, d.finished_at
+                FROM (SELECT 1) one
+                LEFT JOIN (delivery_outbox d JOIN o ON d.store_id = o.store_id AND d.order_id = o.order_id) ON true
+                LEFT JOIN push_targets p ON d.target_kind = 'live_activity' AND p.target_id = d.target_id
+                LEFT JOIN customer_tokens ct ON d.target_kind <> 'live_activity' AND ct.token_id = d.target_id
+                ORDER BY d.delivery_id
+                """)
+            guard let first = rows.first, try first.decode("found", as: Int.self) > 0 else { return nil }
+            return try rows.compactMap { row -> DeliveryLogEntry? in
+                guard let id = try row.decode("delivery_id", as: Int64?.self) else { return nil }
+                return DeliveryLogEntry(
+                    id: id, orderVersion: try row.decode("order_version"), orderEvent: try row.decode("order_event", as: String?.self),
+                    targetKind: try row.decode("target_kind", as: String?.self),
+                    token: try row.decode("token", as: String?.self).map { $0 + "…" },
+                    pushType: try row.decode("push_type", as: String?.self), liveActivityEvent: try row.decode("la_event", as: String?.self),
+                    priority: try row.decode("priority", as: Int?.self), collapseID: try row.decode("collapse_id", as: String?.self),
+                    state: try row.decode("state"), reasonCode: try row.decode("reason_code"), reason: try row.decode("reason"),
+                    attempts: try row.decode("attempts"), apnsStatus: try row.decode("last_status", as: Int?.self),
+                    apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self)?.uuidString.lowercased(),
+                    plannedAt: try row.decode("created_at"), notBefore: try row.decode("run_at"),
+                    expiresAt: try row.decode("expires_at", as: Date?.self), sentAt: try row.decode("sent_at", as: Date?.self),
+                    finishedAt: try row.decode("finished_at", as: Date?.self))
+            }
+        }
+    }
+}

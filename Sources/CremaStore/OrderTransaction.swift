@@ -1,0 +1,170 @@
+public import CremaAPNsProtocol
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// The statements of one order command, all on one transaction: claim the Idempotency-Key, read and lock what
+/// the core decides on, then write the event, the order, its projection, the stored answer, the planned
+/// deliveries and the notification in one statement. Deciding is the caller's (`OrderService`); this type
+/// only reads and writes.
+public struct OrderTransaction: Sendable {
+    /// The `pg_notify` channel that carries `{"store_id","order_id","version","state"}` after each change.
+    public static let changeChannel = "crema_order_changes"
+    /// How far back delivery history is read for planning (budgets, coalescing).
+    public static let historyWindow = DeliveryPlanning.historyWindow
+
+    let connection: PostgresConnection
+
+    /// What placing an order reads: the store's next number and name, and the customer's tokens with their
+    /// recent delivery decisions.
+    public struct Placement: Sendable {
+        public var number: Int
+        public var storeName: String
+        public var timezone: String
+        public var targets: [PushTarget]
+        public var history: [DeliveryRecord]
+    }
+
+    /// What applying an event reads, with the order row locked until commit.
+    public struct LockedOrder: Sendable {
+        public var order: Order
+        public var storeName: String
+        public var timezone: String
+        public var targets: [PushTarget]
+        public var history: [DeliveryRecord]
+    }
+
+    /// Claims the key. Returns the stored answer when the same request was seen within the window; throws
+    /// `idempotencyMismatch` when the key was used for another request. A concurrent request with the same key
+    /// waits on the key's row until the first one commits.
+    public func claim(_ request: IdempotentRequest, store: String) async throws -> CommandResponse? {
+        let claimed = try await connection.query(
+            """
+            INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+            VALUES (\(store), \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
+            ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
+                SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+                    response_status = 0, response_body = '', created_at = now()
+                WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
+            RETURNING 1
+            """)
+        if !claimed.isEmpty { return nil }
+        let rows = try await connection.query(
+            """
+            SELECT request_path = \(request.path) AND request_body = \(request.body) AS same,
+                   response_status, response_body
+            FROM idempotency_keys WHERE store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+            """)
+        guard let row = rows.first, try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
+        return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
+    }
+
+    /// Takes the store's next order number, and reads the customer's tokens with their decisions since
+    /// `historySince`, in one round trip. Nil for an unknown store.
+    public func reserveNumber(store: String, customerRef: String?, historySince: Date) async throws -> Placement? {
+        let rows = try await connection.query(
+            """
+            WITH s AS (
+                UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = \(store)
+                RETURNING store_id, next_order_number - 1 AS number, name, timezone
+            ), o AS (
+                SELECT s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
+            ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(since: historySince))
+            FROM s
+            """)
+        guard let row = rows.first else { return nil }
+        return Placement(
+            number: try row.decode("number"), storeName: try row.decode("name"), timezone: try row.decode("timezone"),
+            targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row))
+    }
+
+    /// The order, locked, with its store and targets and their decisions since `historySince`, in one round
+    /// trip. Nil for an unknown order.
+    public func lockOrder(id: UUID, historySince: Date) async throws -> LockedOrder? {
+        let rows = try await connection.query(
+            """
+            WITH o AS (
+                SELECT \(unescaped: OrderRow.columns),
+                       (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
+                       (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
+                FROM orders WHERE order_id = \(id) FOR UPDATE
+            ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(since: historySince))
+            FROM o
+            """)
+        guard let row = rows.first else { return nil }
+        return LockedOrder(
+            order: try OrderRow.order(from: row), storeName: try row.decode("store_name"), timezone: try row.decode("store_timezone"),
+            targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row))
+    }
+
+    /// Writes a new order with its `placed` event, projection, stored answer, planned deliveries and
+    /// notification in one statement.
+    public func insertPlaced(
+        _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, storeName: String, timezone: String,
+        answer: CommandResponse, plan: DeliveryPlan, at: Date
+    ) async throws {
+        let projection = try StoredProjection.json(order, storeName: storeName, timezone: timezone, now: at)
+        try await connection.query(
+            """
+            WITH inserted AS (
+                INSERT INTO orders (store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
+                                    state, version, eta, placed_at, updated_at, projection)
+                VALUES (\(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
+                        \(order.displayName), \(order.locale), \(try PostgresJSON(encoding: order.items))::jsonb,
+                        \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
+                RETURNING store_id, order_id
+            ), event AS (
+                INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                SELECT store_id, order_id, 1, 'placed', \(try PostgresJSON(encoding: EventData.placed(placement)))::jsonb,
+                       \(role.rawValue), \(request.key), \(at)
+                FROM inserted
+            ), answer AS (
+                \(Self.storeAnswer(answer, request: request, store: order.storeID))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, event: .placed, at: at))
+            \(Self.notify(order))
+            """)
+    }
+
+    /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
+    /// answer, planned deliveries and notification in one statement.
+    public func appendEvent(
+        _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, storeName: String, timezone: String,
+        answer: CommandResponse, plan: DeliveryPlan, at: Date
+    ) async throws {
+        let projection = try StoredProjection.json(next, storeName: storeName, timezone: timezone, now: at)
+        try await connection.query(
+            """
+            WITH event AS (
+                INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                VALUES (\(next.storeID), \(next.id), \(next.version), \(event.type.rawValue),
+                        \(try PostgresJSON(encoding: EventData.of(event)))::jsonb, \(role.rawValue), \(request.key), \(at))
+            ), updated AS (
+                UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
+                       barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
+                       cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb
+                WHERE store_id = \(next.storeID) AND order_id = \(next.id)
+            ), answer AS (
+                \(Self.storeAnswer(answer, request: request, store: next.storeID))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
+            \(Self.notify(next))
+            """)
+    }
+
+    private static func storeAnswer(_ answer: CommandResponse, request: IdempotentRequest, store: String) -> PostgresQuery {
+        """
+        UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
+        WHERE store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+        """
+    }
+
+    private static func notify(_ order: Order) -> PostgresQuery {
+        let payload: JSONValue = [
+            "store_id": .string(order.storeID), "order_id": .string(order.id.uuidString.lowercased()),
+            "version": .number(Double(order.version)), "state": .string(order.state.rawValue),
+        ]
+        let text = (try? PostgresJSON(encoding: payload).text) ?? "{}"
+        return "SELECT pg_notify(\(changeChannel), \(text))"
+    }
+}

@@ -1,0 +1,43 @@
+public import CremaCore
+public import CremaPostgres
+
+/// The coffee shops orders are placed at: created or renamed by the POS, read by everything else.
+public struct StoreRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Creates or renames a store; `created` tells which.
+    public func put(id: String, name: String, timezone: String) async throws(StoreError) -> (store: Store, created: Bool) {
+        try await database {
+            try await pool.withConnection { connection in
+                let known = try await connection.query("SELECT 1 FROM pg_timezone_names WHERE name = \(timezone)")
+                guard !known.isEmpty else { throw StoreError.invalidTimezone(timezone) }
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO stores (store_id, name, timezone) VALUES (\(id), \(name), \(timezone))
+                    ON CONFLICT (store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now()
+                    RETURNING store_id, name, timezone, created_at, updated_at, (xmax = 0) AS created
+                    """)
+                let row = rows[0]
+                return (try Self.store(from: row), try row.decode("created", as: Bool.self))
+            }
+        }
+    }
+
+    public func store(id: String) async throws(StoreError) -> Store? {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE store_id = \(id)"
+                ).first.map(Self.store(from:))
+            }
+        }
+    }
+
+    static func store(from row: PostgresRow) throws -> Store {
+        Store(
+            id: try row.decode("store_id"), name: try row.decode("name"), timezone: try row.decode("timezone"),
+            createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"))
+    }
+}

@@ -1,0 +1,102 @@
+public import CremaAPNsProtocol
+public import CremaCore
+public import Foundation
+public import CremaPostgres
+
+/// One change on a store's stream: the order as it is now, with its stored projection, and the stream cursor
+/// of its latest event.
+public struct StreamChange: Sendable, Hashable {
+    public var cursor: Int64
+    public var order: Order
+    public var projection: JSONValue?
+}
+
+/// The dashboard stream's reads (changes after a cursor, the head) and its single-use tickets.
+public struct StreamRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The most changes one catch-up read returns; a subscriber that is further behind reads again at once.
+    public static let streamPageSize = 200
+
+    /// Orders of `store` changed after `cursor`, one per order (several changes to one order since the cursor
+    /// collapse into its latest state), in cursor order.
+    ///
+    /// Stream numbers are taken at insert time, so a transaction can commit after one that took a higher number.
+    /// Only events written by transactions older than every transaction still running are read, so once the
+    /// cursor passes a number no event with a lower number can appear later.
+    public func streamChanges(store: String, after cursor: Int64, limit: Int = streamPageSize) async throws(StoreError) -> [StreamChange] {
+        try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    WITH changed AS (
+                        SELECT order_id, max(stream_seq) AS seq FROM order_events
+                        WHERE store_id = \(store) AND stream_seq > \(cursor)
+                          AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
+                        GROUP BY order_id ORDER BY seq LIMIT \(limit)
+                    )
+                    SELECT changed.seq, \(unescaped: OrderRow.columns), projection::text AS projection
+                    FROM changed JOIN orders USING (order_id)
+                    WHERE orders.store_id = \(store)
+                    ORDER BY changed.seq
+                    """)
+                return try rows.map { row in
+                    StreamChange(
+                        cursor: try row.decode("seq", as: Int64.self), order: try OrderRow.order(from: row),
+                        projection: try row.decode("projection", as: PostgresJSON?.self)?.decode(JSONValue.self))
+                }
+            }
+        }
+    }
+
+    /// The cursor of the store's newest readable event (0 when it has none): where a new subscriber starts.
+    public func streamHead(store: String) async throws(StoreError) -> Int64 {
+        try await database {
+            try await pool.withConnection { connection in
+                guard try await !connection.query("SELECT 1 FROM stores WHERE store_id = \(store)").isEmpty else {
+                    throw StoreError.unknownStore(store)
+                }
+                let rows = try await connection.query(
+                    """
+                    SELECT coalesce(max(stream_seq), 0)::bigint AS head FROM order_events
+                    WHERE store_id = \(store) AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
+                    """)
+                return try rows.first?.decode("head", as: Int64.self) ?? 0
+            }
+        }
+    }
+
+    /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds.
+    public func issueStreamTicket(_ ticket: String, store: String, lifetime: TimeInterval) async throws(StoreError) {
+        try await database {
+            try await pool.withConnection { connection in
+                guard try await !connection.query("SELECT 1 FROM stores WHERE store_id = \(store)").isEmpty else {
+                    throw StoreError.unknownStore(store)
+                }
+                _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < now()")
+                _ = try await connection.query(
+                    """
+                    INSERT INTO stream_tickets (store_id, ticket_hash, expires_at)
+                    VALUES (\(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)))
+                    """)
+            }
+        }
+    }
+
+    /// Uses up a ticket: true when it was issued for `store`, unused and unexpired (it is deleted either way).
+    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> Bool {
+        try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    DELETE FROM stream_tickets
+                    WHERE store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket), 'UTF8'))
+                    RETURNING expires_at > now() AS valid
+                    """)
+                return try rows.first?.decode("valid", as: Bool.self) ?? false
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import CremaAPNsProtocol
+import CremaTestSupport
+import Foundation
+import Testing
+
+/// `crema serve`'s start-up refusals, run as the real binary (this target builds and runs the executables).
+/// A missing or wrong setting is one line on standard error and exit 78 (`EX_CONFIG`), never a trap.
+@Suite(.timeLimit(.minutes(2))) struct CremaStartupTests {
+    func serve(_ environment: [String: String]) async throws -> BaristaRun {
+        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        for (name, value) in environment { base[name] = value }
+        return try await Crema.run(Binaries.crema, ["serve", "--port", "0"], environment: base)
+    }
+
+    @Test func aDatabaseWithoutAPIKeysIsAConfigurationErrorNotACrash() async throws {
+        let run = try await serve(["CREMA_DATABASE_URL": "host=/nonexistent dbname=crema"])
+        #expect(run.status == 78, "\(run)")
+        #expect(run.stderr.contains("CREMA_API_KEYS is not set"), "\(run)")
+        #expect(!run.stderr.contains("Fatal error"), "\(run)")
+        #expect(!run.stderr.contains("Client not shut down"), "\(run)")
+    }
+
+    @Test func anInvalidPortIsAConfigurationError() async throws {
+        let run = try await serve(["CREMA_DATABASE_URL": "host=/nonexistent", "CREMA_HTTP_PORT": "eighty", "CREMA_API_KEYS": TestKeys.environmentValue])
+        #expect(run.status == 78, "\(run)")
+        #expect(run.stderr.contains("CREMA_HTTP_PORT"), "\(run)")
+    }
+
+    @Test func anUnreadableAPNsKeyIsAConfigurationError() async throws {
+        try await TestDatabase.with { db in
+            let run = try await serve([
+                "CREMA_DATABASE_URL": db.conninfo, "CREMA_API_KEYS": TestKeys.environmentValue,
+                "CREMA_APNS_KEY_FILE": "/nonexistent/AuthKey.p8", "CREMA_APNS_KEY_ID": "ABCDE12345", "CREMA_APNS_TEAM_ID": "TEAM123456",
+                "CREMA_APNS_TOPIC": "cafe.crema.example",
+            ])
+            #expect(run.status == 78, "\(run)")
+            #expect(run.stderr.contains("CREMA_APNS_KEY_FILE"), "\(run)")
+            #expect(!run.stderr.contains("Fatal error"), "\(run)")
+        }
+    }
+}

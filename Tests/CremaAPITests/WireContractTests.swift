@@ -1,0 +1,145 @@
+import CremaAPI
+import CremaAPNsProtocol
+import CremaActivityModels
+import CremaCore
+import Foundation
+import Testing
+
+/// The HTTP contract is written once in Swift (`CremaAPI`, used by the server and `barista`) and once in
+/// `/openapi.yaml` for everyone else. These tests hold the two together: every key a type writes is in its
+/// schema, and every key the schema lists is one the type writes, so renaming a field on either side alone
+/// fails the build. (Values are checked against the schemas at run time by schemathesis in scripts/test.)
+@Suite struct WireContractTests {
+    let document: OpenAPIDocument
+
+    init() throws { document = try OpenAPIDocument.load() }
+
+    static let now = Date(timeIntervalSince1970: 1_795_000_000)
+    static let store = Store(id: "market-st", name: "Market St", timezone: "UTC", createdAt: now, updatedAt: now)
+
+    static func order(_ state: OrderState = .preparing) throws -> Order {
+        var order = try OrderStateMachine.place(
+            OrderPlacement(
+                storeID: "market-st", posRef: "T-1", customerRef: "c-9", displayName: "Ana", locale: "es",
+                items: [OrderItem(name: "Oat latte", size: "grande", modifiers: ["extra shot"])], eta: now.addingTimeInterval(300)),
+            id: UUID(), number: 42, at: now)
+        if state != .queued { order = try OrderStateMachine.apply(.started(barista: "Sam"), to: order, expectedVersion: nil, at: now) }
+        return order
+    }
+
+    /// The keys `value` writes at the top level.
+    func keys(_ value: some Encodable) throws -> Set<String> {
+        let object = try JSONSerialization.jsonObject(with: try WireCoding.encoder.encode(value)) as? [String: Any]
+        return Set(try #require(object).keys)
+    }
+
+    @Test func anOrderWritesExactlyTheKeysOfTheOrderSchema() throws {
+        let (properties, required) = try document.keys(of: "Order")
+        let written = try keys(OrderResponse(try Self.order()))
+        #expect(written == properties)
+        #expect(required.isSubset(of: written))
+    }
+
+    @Test func anOrderWithHistoryWritesExactlyTheKeysOfTheOrderDetailSchema() throws {
+        let order = try Self.order()
+        let events = [RecordedEvent(version: 1, type: .placed, role: .pos, occurredAt: Self.now, data: ["pos_ref": "T-1"])]
+        let written = try keys(OrderResponse(order, events: events, projection: .some(["status": "preparing"])))
+        let (properties, required) = try document.keys(of: "OrderDetail")
+        #expect(written == properties)
+        #expect(required.isSubset(of: written))
+        let event = try keys(OrderResponse(order, events: events).events![0])
+        #expect(event == (try document.keys(of: "RecordedEvent").properties))
+    }
+
+    @Test func itemsStoresBoardsAndPagesWriteTheirSchemasKeys() throws {
+        let order = try Self.order()
+        #expect(try keys(ItemResponse(order.items[0])) == (try document.keys(of: "OrderItem").properties))
+        #expect(try keys(StoreResponse(Self.store)) == (try document.keys(of: "Store").properties))
+        #expect(try keys(BoardResponse(store: Self.store, columns: [.preparing: [order]])) == (try document.keys(of: "Board").properties))
+        let columns = try document.property("columns", of: "Board")
+        let board = BoardResponse(store: Self.store, columns: [:])
+        #expect(Set(board.columns.keys) == (try document.keys(columns).properties))
+        #expect(try keys(OrderPageResponse(orders: [], nextCursor: nil)) == (try document.keys(of: "OrderPage").properties))
+    }
+
+    @Test func aPreviewWritesExactlyTheKeysOfTheOrderPreviewSchema() throws {
+        let preview = try OrderPreview(order: try Self.order(), lastEvent: .started, store: Self.store, now: Self.now)
+        #expect(try keys(preview) == (try document.keys(of: "OrderPreview").properties))
+        #expect(try keys(preview.families) == (try document.keys(document.property("families", of: "OrderPreview")).properties))
+        let body = try #require(preview.bodies["alert"])
+        let bodies = try document.property("bodies", of: "OrderPreview")
+        let bodySchema = try #require(bodies["additionalProperties"] as? [String: Any])
+        #expect(try keys(body) == (try document.keys(bodySchema).properties))
+    }
+
+    @Test func tokenAnswersAndDeliveryLogsStayWithinTheirSchemas() throws {
+        let token = TokenResponse(kind: "live_activity", orderID: UUID(), customerRef: "c-9", environment: .sandbox, redactedToken: "5c0e7d2a…", created: true)
+        #expect(try keys(token) == (try document.keys(of: "RegisteredToken").properties))
+        let entry = DeliveryLogEntry(
+            id: 1, orderVersion: 2, orderEvent: "ready", targetKind: "live_activity", token: "5c0e7d2a…", pushType: "liveactivity",
+            liveActivityEvent: "update", priority: 10, collapseID: "c", state: "sent", reasonCode: "activity_update_urgent",
+            reason: "…", attempts: 1, apnsStatus: 200, apnsReason: "x", apnsID: UUID().uuidString.lowercased(), plannedAt: Self.now,
+            notBefore: Self.now, expiresAt: Self.now, sentAt: Self.now, finishedAt: Self.now)
+        let (properties, required) = try document.keys(of: "Delivery")
+        let written = try keys(DeliveryResponse(entry))
+        #expect(written == properties)
+        #expect(required.isSubset(of: written))
+        #expect(try keys(DeliveriesResponse(orderID: UUID(), deliveries: [])) == (try document.keys(of: "Deliveries").properties))
+    }
+
+    @Test func requestsReadExactlyTheKeysTheirSchemasDescribe() throws {
+        let place = PlaceOrderRequest(
+            storeID: "market-st", posRef: "T-1", customerRef: "c-9", displayName: "Ana", locale: "en",
+            items: [ItemRequest(name: "Latte", size: "tall", quantity: 1, modifiers: [])], eta: Self.now)
+        #expect(try keys(place) == (try document.keys(of: "PlaceOrder").properties))
+        #expect(try keys(place.items[0]) == (try document.keys(of: "OrderItem").properties))
+        let event = OrderEventRequest(type: "delayed", expectedVersion: 1, barista: "Sam", eta: Self.now, reason: "r", pickupPoint: "p")
+        #expect(try keys(event) == (try document.oneOfKeys("OrderEvent")))
+        #expect(try keys(StorePutRequest(name: "Market St", timezone: "UTC")) == (try document.keys(of: "StorePut").properties))
+        #expect(try keys(ActivityTokenRequest(token: "ab", environment: .sandbox)) == (try document.keys(of: "ActivityTokenPut").properties))
+        #expect(try keys(CustomerTokenRequest(environment: .production, replaces: "ab")) == (try document.keys(of: "CustomerTokenPut").properties))
+        #expect(try keys(StreamTicketRequest(storeID: "market-st")) == (try document.keys(of: "StreamTicketRequest").properties))
+        #expect(try keys(StreamTicketResponse(ticket: "t", storeID: "s", expiresAt: Self.now)) == (try document.keys(of: "StreamTicket").properties))
+    }
+
+    @Test func errorsAndHealthWriteTheirSchemasKeys() throws {
+        let error = APIError.invalidField(field: "eta", reason: "is required").document
+        #expect(try keys(error) == (try document.keys(of: "Error").properties))
+        #expect(try keys(error.error) == (try document.keys(document.property("error", of: "Error")).properties))
+        #expect(try keys(Liveness(status: "ok")) == (try document.keys(of: "Liveness").properties))
+        let ready = Readiness(status: "ready", database: "ok", migrations: .init(applied: [1], pending: []))
+        #expect(try keys(ready) == (try document.keys(of: "Readiness").properties))
+    }
+
+    @Test func everyEnumTheDocumentListsIsTheSwiftEnumsCases() throws {
+        func values(_ name: String) throws -> Set<String> { Set(try document.schema(name)["enum"] as? [String] ?? []) }
+        #expect(try values("OrderState") == Set(OrderState.allCases.map(\.rawValue)))
+        #expect(try values("Role") == Set(Role.allCases.map(\.rawValue)))
+        #expect(try values("APNsEnvironment") == Set(APNsEnvironment.allCases.map(\.rawValue)))
+        #expect(try values("RecordedEventType") == Set(OrderEventType.allCases.map(\.rawValue)))
+    }
+
+    @Test func anAnswerDecodesBackIntoTheTypeThatWroteIt() throws {
+        let order = try Self.order()
+        let data = try WireCoding.encoder.encode(OrderResponse(order, projection: .some(nil)))
+        let decoded = try WireCoding.decoder.decode(OrderResponse.self, from: data)
+        #expect(decoded.id == order.id)
+        #expect(decoded.allowedEvents == order.allowedEvents)
+        #expect(decoded.projection == .some(nil))
+        #expect(try WireCoding.encoder.encode(decoded) == data)
+    }
+}
+
+/// Timestamps survive a round trip through their own text, so a client that re-encodes an answer repeats it.
+@Suite struct WireCodingTests {
+    @Test(arguments: ["2026-11-22T23:18:19.790Z", "2026-11-22T23:18:19.001Z", "2026-11-22T23:18:19.000Z", "1999-12-31T23:59:59.999Z"])
+    func aTimestampReadBackIsWrittenTheSame(_ text: String) throws {
+        let date = try #require(WireCoding.parseRFC3339(text))
+        #expect(WireCoding.rfc3339(date) == text)
+    }
+
+    @Test func aTimestampIsRoundedToTheNearestMillisecondInUTC() {
+        #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 1.0006)) == "1970-01-01T00:00:01.001Z")
+        #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:01:00.000Z")
+    }
+}

@@ -1,0 +1,99 @@
+import CremaAPNsProtocol
+import CremaCore
+import CremaPostgres
+import CremaService
+import CremaStore
+import CremaTestSupport
+import Foundation
+import Testing
+
+/// The outbox mechanics a dispatcher relies on, against a real database: claiming under a lease, rescuing
+/// expired leases, recording outcomes (with token retirement) and pruning.
+@Suite struct DeliveryStoreTests {
+    /// Places an order for a customer with an alert token and makes it ready: one pending alert push.
+    func pendingAlert(_ db: TestDatabase) async throws -> (OrderService, UUID) {
+        let store = try await StoreFixtures.store(in: db)
+        _ = try await store.database.tokens.putCustomerToken(
+            customerRef: "c-9", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production, replaces: nil)
+        let placed = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
+        let id = try StoreFixtures.orderID(placed)
+        _ = try await store.apply(
+            .ready(pickupPoint: "counter"), to: id, expectedVersion: nil, role: .barista,
+            request: StoreFixtures.request(scope: "barista"))
+        return (store, id)
+    }
+
+    @Test("a claimed row is leased: a second claim skips it, and the token comes from its target")
+    func claimLeases() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let first = try await deliveries.claim(limit: 10, lease: .seconds(60))
+            #expect(first.count == 1)
+            #expect(first.first?.token == String(repeating: "ab", count: 32))
+            #expect(first.first?.attempts == 1)
+            #expect(first.first?.pushType == .alert)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60)).isEmpty)
+        }
+    }
+
+    @Test("an expired lease goes back to pending, and to dead once its attempts are used up")
+    func rescue() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1))
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "pending")
+            try await db.pool.withConnection { c in _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1") }
+            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1))
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "dead")
+        }
+    }
+
+    @Test("a token-retiring outcome kills the row and retires the token; later pushes to it are skipped at claim")
+    func retirement() async throws {
+        try await TestDatabase.with { db in
+            let (_, id) = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60))
+            try await deliveries.record([DeliveryResult(delivery: claimed[0], outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))])
+            #expect(try await db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self) == 1)
+            let log = try #require(try await deliveries.log(orderID: id))
+            let alert = try #require(log.first { $0.state == "dead" })
+            #expect(alert.apnsStatus == 410)
+            #expect(alert.apnsReason == "Unregistered")
+        }
+    }
+
+    @Test("pruning deletes finished rows past the retention and keeps pending ones")
+    func prune() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            try await db.pool.withConnection { c in
+                _ = try await c.query("UPDATE delivery_outbox SET finished_at = now() - interval '4 days' WHERE state = 'skipped'")
+            }
+            let before = try await db.scalar("SELECT count(*) FROM delivery_outbox", as: Int.self)
+            let skipped = try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'skipped'", as: Int.self)
+            #expect(skipped > 0)
+            #expect(try await deliveries.prune(olderThan: 72 * 3600) == skipped)
+            #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox", as: Int.self) == before - skipped)
+            #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'pending'", as: Int.self) == 1)
+        }
+    }
+
+    @Test("depth counts due pending rows and the age of the oldest")
+    func depth() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let depth = try await DeliveryRepository(pool: db.pool).depth()
+            #expect(depth.pending == 1)
+            #expect(depth.inflight == 0)
+            #expect(depth.oldestPendingAge >= 0)
+        }
+    }
+}
