@@ -57,6 +57,12 @@ public enum APIError: Error, Sendable, Equatable {
         }
     }
 
+    /// "an app", "a pos": the article English wants before a role's name.
+    static func withArticle(_ word: String, capitalized: Bool = false) -> String {
+        let article = "aeiou".contains(word.first ?? "x") ? "an" : "a"
+        return (capitalized ? article.prefix(1).uppercased() + article.dropFirst() : article) + " " + word
+    }
+
     /// The error document, `{"error":{"code","message","details"}}`.
     public var document: APIErrorDocument { APIErrorDocument(code: code, message: message, details: details) }
 
@@ -67,7 +73,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .missingIdempotencyKey: "Every POST needs an Idempotency-Key header (1–255 printable ASCII characters)."
         case .unauthorized: "Send a valid API key as 'Authorization: Bearer <key>'."
         case .forbidden(let role, let allowed):
-            "A \(role.rawValue) key cannot do this; it needs a \(allowed.sorted().map(\.rawValue).joined(separator: " or ")) key."
+            "\(Self.withArticle(role.rawValue, capitalized: true)) key cannot do this; it needs "
+                + "\(allowed.sorted().map { Self.withArticle($0.rawValue) }.joined(separator: " or ")) key."
         case .notFound: "There is no such route; see /openapi.yaml."
         case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
         case .unknownOrder: "There is no order with this id."

@@ -143,3 +143,13 @@ import Testing
         #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:01:00.000Z")
     }
 }
+
+/// Error sentences read as English whatever the role.
+@Suite struct APIErrorMessageTests {
+    @Test func aRefusedRoleIsNamedWithTheRightArticle() {
+        #expect(APIError.forbidden(role: .app, allowed: [.pos]).message == "An app key cannot do this; it needs a pos key.")
+        #expect(
+            APIError.forbidden(role: .pos, allowed: [.app, .barista]).message
+                == "A pos key cannot do this; it needs a barista or an app key.")
+    }
+}
