@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Dispatcher kill -9 drill (issue #4: "kill -9 of the dispatcher mid-batch, then restart: every planned push is
-# delivered at least once and the outbox drains"; DESIGN §8: no planned push lost).
+# delivered at least once and the outbox drains"; docs/design.md §8: no planned push lost).
 #
 # A fresh private cluster and `crema apns-sim`; bench/outbox-fixture.sql loads N pending alert pushes, each to
 # its own token. `crema dispatch --lease-seconds L` starts; once at least K seconds have passed and the

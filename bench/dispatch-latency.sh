@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Commit-to-APNs-request latency (DESIGN §8: p50 <= 10 ms, p99 <= 50 ms at a steady 200 events/s).
+# Commit-to-APNs-request latency (docs/design.md §8: p50 <= 10 ms, p99 <= 50 ms at a steady 200 events/s).
 #
 # A fresh private cluster, `crema apns-sim`, and `crema serve` with CREMA_APNS_* pointing at that simulator
 # (so the dispatcher inside serve sends there, woken by the NOTIFY of each event). bench/latency_load.py

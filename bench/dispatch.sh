@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dispatcher throughput (DESIGN §8: at least 3x the Python aioapns client, same pushes, same simulator).
+# Dispatcher throughput (docs/design.md §8: at least 3x the Python aioapns client, same pushes, same simulator).
 #
 # One private PostgreSQL cluster and one `crema apns-sim` (HTTP/2 + TLS, its own P-256 key) for the whole run.
 # Each round gets a fresh database (crema migrate, then bench/outbox-fixture.sql: N pending alert pushes, each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ingest benchmark (DESIGN §8): complete order lifecycles through Crema's HTTP API (wrk + bench/lifecycle.lua)
+# Ingest benchmark (docs/design.md §8): complete order lifecycles through Crema's HTTP API (wrk + bench/lifecycle.lua)
 # against pgbench running the same SQL transactions (bench/ingest.pgbench.sql) at the same concurrency on
 # the same database. Prints events/s, p50/p99 per event and the ratio HTTP/pgbench (target >= 70 %).
 # A benchmark measures; it is not a test: it fails only when a run is invalid (a non-2xx answer, a pgbench

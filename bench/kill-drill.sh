@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kill -9 drill (DESIGN §8 reliability): `kill -9` of crema serve under load, then a restart. Checks that
+# kill -9 drill (docs/design.md §8 reliability): `kill -9` of crema serve under load, then a restart. Checks that
 #   (a) every event that got a 2xx is in order_events (order id + version + event type),
 #   (b) scripts/check-consistency passes (no order in a state its events do not explain, no key without answer),
 #   (c) the restarted server answers /health/ready 200, and requests acknowledged before the kill, sent again

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PostgreSQL restart drill (DESIGN §8 reliability): while crema serve is under load, stop PostgreSQL
+# PostgreSQL restart drill (docs/design.md §8 reliability): while crema serve is under load, stop PostgreSQL
 # (`crema postgres stop`, a fast shutdown), keep it down for a while, start it again. Crema is not restarted.
 # Measures how quickly requests fail during the outage (503 with Retry-After expected) and how soon after
 # PostgreSQL is back requests succeed; then checks the journal of 2xx answers against order_events and runs
