@@ -33,4 +33,15 @@ import Testing
             #expect(!refused.stderr.contains("k1"), "\(refused)")
         }
     }
+
+    @Test("crema postgres answers with short CREMA_API_KEYS set: it never reads them")
+    func postgresIgnoresTheKeys() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-reach-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "CREMA_API_KEYS": "pos:k1,barista:k2"]
+        // No cluster in the folder: `status` exits 3 ("not running"), not with a complaint about keys.
+        let status = try await Crema.run(Binaries.crema, ["postgres", "status", "--dir", folder.path], environment: environment)
+        #expect(status.status == 3, "\(status)")
+        #expect(!status.stderr.contains("CREMA_API_KEYS"), "\(status)")
+    }
 }
