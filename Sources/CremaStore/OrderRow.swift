@@ -51,7 +51,7 @@ enum EventData {
             "pos_ref": .string(placement.posRef),
             "customer_ref": placement.customerRef.map(JSONValue.string) ?? .null,
             "display_name": .string(placement.displayName),
-            "locale": .string(placement.locale),
+            "locale": .string(OrderLocale.normalized(placement.locale)),
             "eta": .string(rfc3339(placement.eta)),
             "items": .array(
                 placement.items.map { item in

@@ -27,7 +27,7 @@ extension Crema {
         @Option(help: "Lease in seconds: rows held by a dispatcher that dies come back after this.") var leaseSeconds = 60
 
         func run() async throws {
-            let configuration = try Runtime.configuration()
+            let configuration = try Runtime.configuration(readsAPIKeys: false)
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
             let pool = PostgresPool(.init(conninfo: database.conninfo, maxConnections: workers + 2), logger: logger)

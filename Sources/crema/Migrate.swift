@@ -12,7 +12,7 @@ extension Crema {
         @Flag(help: "Only report applied and pending migrations.") var status = false
 
         func run() async throws {
-            let configuration = try Runtime.configuration()
+            let configuration = try Runtime.configuration(readsAPIKeys: false)
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
             let connection = try await PostgresConnection.connect(database.conninfo, logger: logger)

@@ -5,9 +5,10 @@ import Logging
 
 /// Start-up shared by the subcommands: configuration, logging and the database to use.
 enum Runtime {
-    static func configuration() throws -> CremaConfiguration {
+    /// `readsAPIKeys`: false for commands that serve no requests, so `CREMA_API_KEYS` cannot stop them.
+    static func configuration(readsAPIKeys: Bool = true) throws -> CremaConfiguration {
         do {
-            return try CremaConfiguration(environment: ProcessInfo.processInfo.environment)
+            return try CremaConfiguration(environment: ProcessInfo.processInfo.environment, readsAPIKeys: readsAPIKeys)
         } catch {
             throw RuntimeError.configuration("\(error)")
         }

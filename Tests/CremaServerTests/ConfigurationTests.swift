@@ -44,4 +44,22 @@ import Testing
         }
         #expect(error?.description.contains("short-secret") == false)
     }
+
+    @Test("keys shorter than 16 characters do not stop a command that uses no keys (crema migrate, crema dispatch)",
+          arguments: ["pos:k1,barista:k2", "pos:short-secret", "nonsense", ""])
+    func aCommandThatUsesNoKeysIgnoresThem(_ keys: String) throws {
+        let configuration = try CremaConfiguration(environment: ["CREMA_API_KEYS": keys], readsAPIKeys: false)
+        #expect(configuration.apiKeys.isEmpty)
+    }
+
+    @Test func theExampleInTheKeyErrorPassesTheRuleItStates() throws {
+        let error = #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_API_KEYS": "pos:k1,barista:k2"]) }
+        let description = try #require(error?.description)
+        #expect(!description.contains("k1"))
+        let start = try #require(description.range(of: "e.g. ")).upperBound
+        let end = try #require(description[start...].firstIndex(of: ")"))
+        let keys = try APIKeys(parsing: String(description[start..<end]))
+        #expect(keys.key(for: .pos) == "till-key-8f2a61c0d5e9")
+        #expect(keys.key(for: .barista) == "bar-key-4b7a8c3e1f6d")
+    }
 }

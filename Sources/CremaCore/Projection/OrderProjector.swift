@@ -127,9 +127,10 @@ public enum OrderProjector {
             moreCount: max(total - firstQuantity, 0))
     }
 
-    /// Runs of whitespace (tabs, newlines) become one space; blank becomes nil.
+    /// Invisible and reordering characters go (`DisplayText`), runs of whitespace (tabs, newlines) become one
+    /// space; blank becomes nil. Every text from a client passes here before it reaches a device.
     static func clean(_ text: String) -> String? {
-        let words = text.split(whereSeparator: { $0.isWhitespace })
+        let words = DisplayText.visible(text).split(whereSeparator: { $0.isWhitespace })
         return words.isEmpty ? nil : words.joined(separator: " ")
     }
 }

@@ -39,7 +39,7 @@ public enum OrderStateMachine {
             posRef: placement.posRef,
             customerRef: placement.customerRef,
             displayName: placement.displayName,
-            locale: placement.locale,
+            locale: OrderLocale.normalized(placement.locale),
             items: placement.items,
             eta: placement.eta,
             state: .queued,

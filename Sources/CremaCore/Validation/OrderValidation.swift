@@ -15,7 +15,6 @@ public enum OrderValidation {
         try text(placement.posRef, field: "pos_ref", max: 64)
         if let customerRef = placement.customerRef { try text(customerRef, field: "customer_ref", max: 128) }
         try text(placement.displayName, field: "display_name", max: 80)
-        try locale(placement.locale)
         guard !placement.items.isEmpty else { throw .invalidValue(field: "items", reason: "must hold at least one item") }
         guard placement.items.count <= maxItems else {
             throw .invalidValue(field: "items", reason: "must hold at most \(maxItems) items")
@@ -53,7 +52,7 @@ public enum OrderValidation {
         }
     }
 
-    /// Non-blank, no control characters, at most `max` characters (grapheme clusters).
+    /// Non-blank, no control characters, at most `max` characters (Unicode code points).
     /// A customer reference, as in `placed` and the customer token routes.
     public static func customerRef(_ value: String) throws(OrderError) {
         try text(value, field: "customer_ref", max: 128)
@@ -63,19 +62,11 @@ public enum OrderValidation {
         if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw .invalidValue(field: field, reason: "must not be blank")
         }
-        if value.count > max { throw .invalidValue(field: field, reason: "must be at most \(max) characters") }
+        // Code points, as JSON Schema's maxLength counts them, so the document states the exact limit.
+        if value.unicodeScalars.count > max { throw .invalidValue(field: field, reason: "must be at most \(max) characters") }
         if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .invalidValue(field: field, reason: "must not contain control characters")
         }
-    }
-
-    /// A BCP 47 language tag such as `en`, `es-MX` or `ja-JP`.
-    static func locale(_ value: String) throws(OrderError) {
-        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
-        let ok =
-            value.count <= 35 && (2...3).contains(parts[0].count) && parts[0].allSatisfy(\.isASCIILetter)
-            && parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy(\.isASCIIAlphanumeric) }
-        guard ok else { throw .invalidValue(field: "locale", reason: "must be a language tag such as en, es-MX or ja") }
     }
 
     static func eta(_ value: Date, now: Date) throws(OrderError) {
@@ -83,9 +74,4 @@ public enum OrderValidation {
             throw .invalidValue(field: "eta", reason: "must be within one hour before and 24 hours after now")
         }
     }
-}
-
-extension Character {
-    fileprivate var isASCIILetter: Bool { isASCII && isLetter }
-    fileprivate var isASCIIAlphanumeric: Bool { isASCII && (isLetter || isNumber) }
 }

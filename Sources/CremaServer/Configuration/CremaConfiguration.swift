@@ -43,7 +43,9 @@ public struct CremaConfiguration: Sendable {
 
     /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
     /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL`.
-    public init(environment: [String: String]) throws(ConfigurationError) {
+    /// Commands that take no requests (`migrate`, `dispatch`) pass `readsAPIKeys: false`: keys they never use
+    /// cannot stop them, whatever `CREMA_API_KEYS` holds.
+    public init(environment: [String: String], readsAPIKeys: Bool = true) throws(ConfigurationError) {
         if let url = environment["CREMA_DATABASE_URL"], !url.isEmpty {
             database = .conninfo(url)
         } else if environment.keys.contains(where: Self.libpqVariables.contains) {
@@ -56,7 +58,7 @@ public struct CremaConfiguration: Sendable {
         let portText = environment["CREMA_HTTP_PORT"] ?? "8080"
         guard let port = Int(portText), (0...65535).contains(port) else { throw .invalid("CREMA_HTTP_PORT", portText) }
         self.port = port
-        apiKeys = try APIKeys(parsing: environment["CREMA_API_KEYS"] ?? "")
+        apiKeys = readsAPIKeys ? try APIKeys(parsing: environment["CREMA_API_KEYS"] ?? "") : APIKeys()
         let poolText = environment["CREMA_DB_POOL_SIZE"] ?? "16"
         guard let poolSize = Int(poolText), (1...500).contains(poolSize) else { throw .invalid("CREMA_DB_POOL_SIZE", poolText) }
         self.poolSize = poolSize
@@ -119,7 +121,7 @@ public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equata
         switch self {
         case .invalid(let name, let reason) where name.hasPrefix("CREMA_APNS_"): "\(name) \(reason)"
         case .invalid(let name, let value): "\(name)=\(value) is not valid"
-        case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, e.g. pos:k1,barista:k2)"
+        case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, each key at least 16 characters, e.g. pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d)"
         }
     }
 }

@@ -100,15 +100,17 @@ struct OrderRoutes {
     }
 
     static func orderID(_ context: CremaRequestContext) throws(APIError) -> UUID {
-        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
+        guard let id = UUID(uuidString: try context.pathParameter("id")) else {
             throw .invalidField(field: "id", reason: "must be an order id (a UUID)")
         }
         return id
     }
 
+    /// 1–255 printable ASCII characters, space included (0x20–0x7E), as the error text and the document say.
+    /// HTTP drops spaces around a field value, so they are never part of a key.
     static func idempotencyKey(_ request: Request) throws(APIError) -> String {
         guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...255).contains(key.utf8.count),
-            key.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+            key.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
         else { throw .missingIdempotencyKey }
         return key
     }

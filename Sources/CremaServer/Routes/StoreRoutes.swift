@@ -19,8 +19,11 @@ struct StoreRoutes {
         let id = try Self.storeID(context)
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        // Counted in code points, as the table's CHECK (length(name) <= 120) counts.
-        guard (1...120).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Counted in code points, as the table's CHECK (length(name) <= 120) and the document's maxLength count,
+        // before trimming, so that what the document calls too long is refused.
+        guard !name.isEmpty, body.name.unicodeScalars.count <= 120,
+            !body.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
         }
         let timezone = body.timezone ?? "UTC"
@@ -38,7 +41,8 @@ struct StoreRoutes {
     }
 
     static func storeID(_ context: CremaRequestContext) throws(APIError) -> String {
-        guard let id = context.parameters.get("store"), StoreID.isValid(id) else {
+        let id = try context.pathParameter("store")
+        guard StoreID.isValid(id) else {
             throw .invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         return id

@@ -61,20 +61,20 @@ struct TokenRoutes {
 
     /// `{ref}`, `{kind}` (alert | widget | push-to-start) and `{token}` from the path, checked.
     static func customerParameters(_ context: CremaRequestContext) throws -> (String, PushTargetKind, String) {
-        let ref = context.parameters.get("ref") ?? ""
+        let ref = try context.pathParameter("ref")
         do throws(OrderError) {
             try OrderValidation.customerRef(ref)
         } catch {
             throw APIError.order(error)
         }
         let kind: PushTargetKind
-        switch context.parameters.get("kind") {
+        switch try context.pathParameter("kind") {
         case "alert": kind = .alert
         case "widget": kind = .widget
         case "push-to-start": kind = .pushToStart
         default: throw APIError.invalidField(field: "kind", reason: "must be alert, widget or push-to-start")
         }
-        return (ref, kind, try validated(context.parameters.get("token") ?? "", field: "token"))
+        return (ref, kind, try validated(try context.pathParameter("token"), field: "token"))
     }
 
     static func validated(_ token: String, field: String) throws(APIError) -> String {
