@@ -1,6 +1,6 @@
-public import CremaAPNsProtocol
+import CremaAPNsProtocol
 public import CremaCore
-public import CremaPostgres
+import CremaPostgres
 public import Foundation
 
 /// The statements of one order command, all on one transaction: claim the Idempotency-Key, read and lock what

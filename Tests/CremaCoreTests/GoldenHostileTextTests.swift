@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaActivityModels
 import CremaCore
 import Foundation

@@ -1,3 +1,4 @@
+import CremaAPI
 import Foundation
 import Hummingbird
 
