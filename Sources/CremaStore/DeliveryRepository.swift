@@ -1,4 +1,4 @@
-public import CremaAPNsProtocol
+import CremaAPNsProtocol
 public import CremaCore
 public import CremaPostgres
 public import Foundation
@@ -136,7 +136,7 @@ public struct DeliveryRepository: Sendable {
             return row
         }
         let json = try PostgresJSON(encoding: rows)
-        try await pool.withConnection { connection in
+        _ = try await pool.withConnection { connection in
             try await connection.query(
                 """
                 WITH r AS (

@@ -128,4 +128,53 @@ import Testing
             #expect(ready["reason_code"] as? String == "superseded_by_end")
         }
     }
+
+    /// A small deterministic generator: the same orders and faults on every run.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 11 ^ state
+        }
+    }
+
+    @Test("random orders, interleaved without waiting, under 503s and held requests, two dispatchers: every activity ends last, in order")
+    func randomOrdersUnderFaults() async throws {
+        try await H.run(dispatchers: 2) { h in
+            var random = Seeded(state: 2026)
+            var orders: [(id: String, token: String, state: String)] = []
+            for n in 0..<12 {
+                let token = H.token(UInt8(100 + n), length: 80)
+                let id = try await h.place(customer: "c-random-\(n)")
+                try await h.registerActivity(id, token: token)
+                h.simulator.inject(.status(503, reason: "ServiceUnavailable", retryAfter: nil, count: Int.random(in: 0...3, using: &random), token: token))
+                orders.append((id, token, "queued"))
+            }
+            h.simulator.inject(.latency(milliseconds: 200, count: 6))
+            // Every order moves on at random until it is finished; no step waits for a push.
+            while let index = orders.indices.filter({ !["picked_up", "canceled"].contains(orders[$0].state) }).randomElement(using: &random) {
+                let next: [(String, String)] = switch orders[index].state {
+                case "queued": [("started", #"{"type":"started","barista":"Sam"}"#), ("ready", #"{"type":"ready","pickup_point":"counter"}"#), ("canceled", #"{"type":"canceled","reason":"left"}"#)]
+                case "preparing": [("ready", #"{"type":"ready","pickup_point":"counter"}"#), ("canceled", #"{"type":"canceled","reason":"left"}"#)]
+                default: [("picked_up", #"{"type":"picked_up"}"#), ("canceled", #"{"type":"canceled","reason":"left"}"#)]
+                }
+                let (event, body) = next.randomElement(using: &random)!
+                try await h.event(orders[index].id, body)
+                orders[index].state = event == "started" ? "preparing" : event
+            }
+            for order in orders { #expect(try await h.drained(order.id)) }
+
+            for order in orders {
+                let pushes = h.accepted(order.token)
+                let events = pushes.map { $0.aps["event"] as? String ?? "-" }
+                // Nothing after the end, and the end carries the order's final state.
+                #expect(events.last == "end", "\(order.id): \(events)")
+                #expect(events.filter { $0 == "end" }.count == 1, "\(order.id): \(events)")
+                let final = (pushes.last?.aps["content-state"] as? [String: Any])?["status"] as? String
+                #expect(final == order.state, "\(order.id): ended as \(final ?? "-")")
+                let stamps = pushes.compactMap { ($0.aps["timestamp"] as? NSNumber)?.int64Value }
+                #expect(stamps == stamps.sorted(), "\(order.id): \(stamps)")
+            }
+        }
+    }
 }
