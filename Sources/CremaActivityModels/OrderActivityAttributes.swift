@@ -12,7 +12,14 @@
 /// ```
 ///
 /// The push's `attributes-type` is `"OrderActivityAttributes"`, this type's name: do not rename it.
+///
+/// `orderID` and `storeID` let an app that did not start the activity itself (a push-to-start) tell Crema which
+/// order the activity's update token belongs to (`PUT /v1/orders/{orderID}/live-activity-token`).
 public struct OrderActivityAttributes: Codable, Hashable, Sendable {
+    /// The order's id as Crema's API writes it: a lowercase UUID.
+    public var orderID: String
+    /// The store the order belongs to (`store_id` in the API).
+    public var storeID: String
     /// The store's display name, as the store set it ("Market St").
     public var storeName: String
     /// The number printed on the cup and called at the counter.
@@ -22,10 +29,21 @@ public struct OrderActivityAttributes: Codable, Hashable, Sendable {
     /// One line naming what was ordered ("Oat latte, grande + 2 more"), localized and cut to its budget.
     public var itemsSummary: String
 
-    public init(storeName: String, orderNumber: Int, customerName: String, itemsSummary: String) {
+    public init(
+        orderID: String, storeID: String, storeName: String, orderNumber: Int, customerName: String, itemsSummary: String
+    ) {
+        self.orderID = orderID
+        self.storeID = storeID
         self.storeName = storeName
         self.orderNumber = orderNumber
         self.customerName = customerName
         self.itemsSummary = itemsSummary
+    }
+}
+
+extension OrderActivityAttributes {
+    /// The identity part of the attributes, the same one every Live Activity push carries in its `crema` key.
+    public var identity: OrderActivityIdentity {
+        OrderActivityIdentity(orderID: orderID, storeID: storeID, number: orderNumber)
     }
 }

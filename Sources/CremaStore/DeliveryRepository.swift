@@ -13,14 +13,21 @@ public struct DeliveryRepository: Sendable {
     }
 
     /// Claims up to `limit` due rows for `lease`; another dispatcher skips them until the lease runs out.
+    ///
+    /// Ordering (`DeliveryOrdering`, migration 005): first withdraws pending rows that must never go (a newer
+    /// push of the same activity was planned, or a start's order finished or registered its activity), then
+    /// claims a Live Activity row only when no other row of its activity is pending or in flight.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let rows = try await pool.withConnection { connection in
-            try await connection.query(
+            _ = try await connection.query(Self.withdrawStale())
+            return try await connection.query(
                 """
                 WITH c AS (
-                    SELECT store_id, delivery_id FROM delivery_outbox
+                    SELECT store_id, delivery_id FROM delivery_outbox d
                     WHERE state = 'pending' AND run_at <= now()
+                      AND delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
+                      AND NOT delivery_sequence_busy(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
                     ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
                 ), u AS (
                     UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
@@ -54,6 +61,34 @@ public struct DeliveryRepository: Sendable {
                 environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
                 tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
         }
+    }
+
+    /// The sentences beside the send-time withdrawal codes, as JSON for the SQL (`code → sentence`).
+    static func withdrawalSentences() -> PostgresJSON {
+        let reasons: [DeliveryReason] = [.supersededByNewer, .supersededByEnd, .startOrderFinished, .startActivityRegistered]
+        let map = Dictionary(uniqueKeysWithValues: reasons.map { ($0.rawValue, DeliveryOrdering.sentence(for: $0)) })
+        // A [String: String] always encodes.
+        return (try? PostgresJSON(encoding: map)) ?? PostgresJSON(text: "{}")
+    }
+
+    /// Pending Live Activity rows that must never go become `superseded` with their send-time reason; rows
+    /// another dispatcher holds are skipped (the claim's own check keeps them from being sent meanwhile).
+    static func withdrawStale() -> PostgresQuery {
+        """
+        WITH stale AS (
+            SELECT d.store_id, d.delivery_id,
+                   delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
+            FROM delivery_outbox d
+            WHERE d.state = 'pending' AND d.push_type = 'liveactivity'
+              AND delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NOT NULL
+            FOR UPDATE OF d SKIP LOCKED
+        )
+        UPDATE delivery_outbox d
+        SET state = 'superseded', finished_at = now(), locked_until = NULL,
+            reason = (\(withdrawalSentences())::jsonb ->> s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
+            reason_code = s.code
+        FROM stale s WHERE d.store_id = s.store_id AND d.delivery_id = s.delivery_id
+        """
     }
 
     private struct ResultRow: Encodable {
@@ -108,16 +143,27 @@ public struct DeliveryRepository: Sendable {
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
                         store_id text, id bigint, state text, run_at float8, status int, reason text, apns_id uuid,
                         retire_kind text, retire_id bigint, retire_since float8)
+                ), checked AS (
+                    -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
+                    -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
+                    SELECT r.*, CASE WHEN r.state = 'pending' THEN delivery_staleness(
+                        d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) END AS stale
+                    FROM r JOIN delivery_outbox d ON d.store_id = r.store_id AND d.delivery_id = r.id
                 ), outcome AS (
                     UPDATE delivery_outbox d
-                    SET state = r.state, run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
+                    SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
+                        reason_code = coalesce(r.stale, d.reason_code),
+                        reason = CASE WHEN r.stale IS NOT NULL
+                            THEN (\(Self.withdrawalSentences())::jsonb ->> r.stale) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')'
+                            ELSE d.reason END,
+                        run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
                         last_status = coalesce(r.status, d.last_status),
                         -- A push that finally went keeps no reason of an earlier failed attempt.
                         last_reason = CASE WHEN r.state = 'sent' THEN NULL ELSE coalesce(r.reason, d.last_reason) END,
                         apns_id = coalesce(r.apns_id, d.apns_id),
                         sent_at = CASE WHEN r.state = 'sent' THEN now() ELSE d.sent_at END,
-                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') THEN now() END
-                    FROM r WHERE d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
+                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN now() END
+                    FROM checked r WHERE d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
                 ), activity AS (
                     UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
                     FROM r WHERE r.retire_kind = 'live_activity' AND p.target_id = r.retire_id AND p.retired_at IS NULL

@@ -66,4 +66,36 @@ import Testing
         #expect(state.pickupPoint == nil && state.minimal.text == nil && state.lockScreen.detail == nil)
         #expect(state.eta == Date(timeIntervalSinceReferenceDate: 816_692_700))
     }
+
+    /// What an app woken by a push-to-start needs to register the new activity's token with Crema.
+    @Test(arguments: LiveActivityEvent.allCases)
+    func everyLiveActivityBodyNamesItsOrderNextToAPSAndTheStartsAttributesAgree(_ event: LiveActivityEvent) throws {
+        struct Body: Decodable {
+            struct APS: Decodable { var attributes: OrderActivityAttributes? }
+            var aps: APS
+            var crema: OrderActivityIdentity
+        }
+        let order = F.order(event == .end ? .canceled : .queued)
+        let body = APNsBodyBuilder.liveActivity(
+            order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en",
+            event: event, alertFor: nil)
+        let decoded = try JSONDecoder().decode(Body.self, from: body.json)
+        let expected = OrderActivityIdentity(orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number)
+        #expect(decoded.crema == expected)
+        #expect(decoded.aps.attributes?.identity == (event == .start ? expected : nil))
+        let crema = try #require(F.jsonObject(body.json)["crema"] as? [String: Any])
+        #expect(Set(crema.keys) == ["order_id", "store_id", "number"])
+    }
+
+    @Test func theAttributesRoundTripThroughAPlainEncoderAndDecoder() throws {
+        let attributes = OrderActivityAttributes(
+            orderID: "3f1c2a9e-8b7d-4c6e-9a5f-0d1e2f3a4b5c", storeID: "market-st", storeName: "Market St", orderNumber: 42,
+            customerName: "Sam", itemsSummary: "Flat white")
+        let data = try JSONEncoder().encode(attributes)
+        #expect(try JSONDecoder().decode(OrderActivityAttributes.self, from: data) == attributes)
+        let keys = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any]).keys
+        #expect(Set(keys) == ["orderID", "storeID", "storeName", "orderNumber", "customerName", "itemsSummary"])
+        let identity = attributes.identity
+        #expect(try JSONDecoder().decode(OrderActivityIdentity.self, from: JSONEncoder().encode(identity)) == identity)
+    }
 }

@@ -71,6 +71,9 @@ private struct Planning {
         for target in activities { planActivity(target) }
         if activities.isEmpty {
             for target in targets(.pushToStart) { planStart(target) }
+        } else {
+            // The app registered the activity's own token: a start still waiting would open a second one.
+            plan.superseded += pendingStarts(on: targets(.pushToStart)).map(\.id)
         }
         planAlerts()
         for target in targets(.widget) { planWidget(target) }
@@ -126,7 +129,8 @@ private struct Planning {
                 ? "The order was \(eventName): the Live Activity ends quietly at priority 5 and leaves the Lock Screen at its dismissal date."
                 : "Routine step (\(eventName)): a silent Live Activity update at priority 5."
         }
-        let timestamp = nextTimestamp(after: past)
+        // One activity's pushes share one clock: a push-started activity's updates come after its start.
+        let timestamp = nextTimestamp(after: past + startsOfThisOrder)
         let body = APNsBodyBuilder.liveActivity(
             order: order, storeName: context.storeName, timeZone: context.timeZone, now: now, locale: order.locale,
             event: event, alertFor: alertInBody ? context.event : nil,
@@ -156,8 +160,20 @@ private struct Planning {
 
     // MARK: - Push-to-start
 
+    /// This order's starts, on any push-to-start token of its customer.
+    var startsOfThisOrder: [DeliveryRecord] {
+        context.history.filter { $0.orderID == order.id && $0.liveActivityEvent == .start }
+    }
+
+    func pendingStarts(on targets: [PushTarget]) -> [DeliveryRecord] {
+        let refs = Set(targets.map(\.ref))
+        return startsOfThisOrder.filter { refs.contains($0.target) && $0.state == .pending }
+    }
+
     mutating func planStart(_ target: PushTarget) {
         if order.state.isTerminal {
+            // A start still waiting (or retrying) would show a finished order, after the fact: withdraw it.
+            plan.superseded += pendingStarts(on: [target]).map(\.id)
             plan.skips.append(DeliverySkip(
                 target: target.ref, pushType: .liveactivity, reason: .startNotUseful,
                 sentence: "The order is \(order.state.rawValue): starting a Live Activity now would only show a finished order."))

@@ -44,4 +44,14 @@ public enum DeliveryReason: String, Sendable, Hashable, Codable, CaseIterable {
     case widgetCoalesced = "widget_coalesced"
     /// The token's daily widget budget is used up.
     case widgetDailyCap = "widget_daily_cap"
+
+    // MARK: Withdrawn at send time (DeliveryOrdering)
+    /// A newer push for the same activity was planned; this one would only show an older state.
+    case supersededByNewer = "superseded_by_newer"
+    /// The activity's `end` was planned after this push: nothing may reach the activity after its end.
+    case supersededByEnd = "superseded_by_end"
+    /// The order was picked up or canceled before this start went out: it would show a finished order.
+    case startOrderFinished = "start_order_finished"
+    /// The app registered the started activity's token before this (repeated) start went out.
+    case startActivityRegistered = "start_activity_registered"
 }

@@ -57,6 +57,7 @@ public enum OrderProjector {
         // The summary and names need no clock: any time zone and `now` give the same static texts.
         let c = context(order: order, storeName: storeName, timeZone: .gmt, now: order.eta)
         return OrderActivityAttributes(
+            orderID: order.id.uuidString.lowercased(), storeID: order.storeID,
             storeName: DisplayWidth.truncate(c.store, toColumns: FamilyBudget.storeName),
             orderNumber: order.number,
             customerName: DisplayWidth.truncate(c.customer, toColumns: FamilyBudget.customerName),

@@ -70,7 +70,7 @@ public enum APNsBodyBuilder {
             ],
             names: liveActivityDropOrder,
             cap: capTexts,
-            encode: { APNsPayload.encode(LiveActivityPayload(aps: $0)) })
+            encode: { APNsPayload.encode(OrderLiveActivityBody(aps: $0, crema: push.identity)) })
     }
 
     /// A plain alert notification (push type `alert`), threaded per order so a customer's messages about one
@@ -133,7 +133,8 @@ public enum APNsBodyBuilder {
                 timestamp: timestamp ?? now,
                 staleDate: LiveActivityTiming.staleDate(state, now: now),
                 dismissalDate: event == .end ? LiveActivityTiming.dismissalDate(state.status, now: now) : nil,
-                relevanceScore: LiveActivityTiming.relevanceScore(state, now: now)))
+                relevanceScore: LiveActivityTiming.relevanceScore(state, now: now),
+                identity: OrderActivityIdentity(orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number)))
     }
 
     /// The alert notification for `event` on `order`.

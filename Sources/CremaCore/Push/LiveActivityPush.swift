@@ -31,6 +31,8 @@ public struct LiveActivityPush: Sendable, Hashable {
     public var relevanceScore: Double?
     /// `alert.sound` when there is an alert.
     public var sound: String?
+    /// Sent next to `aps` as `crema`: which order this activity shows (nil only for bodies built by hand in tests).
+    public var identity: OrderActivityIdentity?
 
     public init(
         kind: Kind,
@@ -39,8 +41,10 @@ public struct LiveActivityPush: Sendable, Hashable {
         staleDate: Date? = nil,
         dismissalDate: Date? = nil,
         relevanceScore: Double? = nil,
-        sound: String? = "default"
+        sound: String? = "default",
+        identity: OrderActivityIdentity? = nil
     ) {
+        self.identity = identity
         self.kind = kind
         self.contentState = contentState
         self.timestamp = timestamp

@@ -1,0 +1,27 @@
+/// Which order a Live Activity push is about, sent next to `aps` as `"crema":{"order_id":…,"store_id":…,"number":…}`
+/// in every Live Activity push, so an app woken by a push-to-start can register the new activity's update token.
+///
+/// APNs ignores custom keys inside `aps`, hence a key of its own. The app reads it from the notification's
+/// `userInfo["crema"]`, or from the attributes of an activity it finds running (`OrderActivityAttributes.identity`).
+public struct OrderActivityIdentity: Codable, Hashable, Sendable {
+    /// The order's id as Crema's API writes it: a lowercase UUID.
+    public var orderID: String
+    /// The store the order belongs to.
+    public var storeID: String
+    /// The number on the cup.
+    public var number: Int
+
+    public init(orderID: String, storeID: String, number: Int) {
+        self.orderID = orderID
+        self.storeID = storeID
+        self.number = number
+    }
+
+    /// The wire names follow Crema's API (snake case), not Swift's: they are read by the app's own code, not by
+    /// ActivityKit's decoder.
+    enum CodingKeys: String, CodingKey {
+        case orderID = "order_id"
+        case storeID = "store_id"
+        case number
+    }
+}

@@ -1,0 +1,202 @@
+import CremaAPNsProtocol
+import CremaCore
+import Foundation
+import PropertyBased
+import Testing
+
+/// Random event sequences and random delivery timings (claims, APNs accepting or failing, dispatchers dying
+/// before or after APNs accepted, the app registering its activity late, time passing), run through the real
+/// planner and `DeliveryOrdering`: at least once, but never stale after final, for every order.
+@Suite struct DeliveryOrderingPropertyTests {
+    typealias M = OutboxModel
+
+    static let step = zip(Gen.int(in: 0...99), Gen.int(in: 0...15)).map { kind, n -> M.Step in
+        switch kind {
+        case 0..<14: M.Step.event(choice: n)
+        case 14..<38: .claim(limit: 1 + n % 4)
+        case 38..<58: .answer(which: n, accepted: true)
+        case 58..<80: .answer(which: n, accepted: false)
+        case 80..<86: .crash(which: n, acceptedFirst: n % 2 == 0)
+        case 86..<92: .register
+        default: .tick(seconds: n % 3)
+        }
+    }
+
+    static let tokens = Gen<[PushTargetRef]?>.element(of: [
+        [M.pushToStart], [M.pushToStart, M.alert], [M.pushToStart, M.alert, M.widget], [M.activity],
+        [M.activity, M.alert, M.widget], [M.activity, M.pushToStart, M.alert],
+    ]).map { $0 ?? [] }
+
+    static func run(_ refs: [PushTargetRef], _ steps: [M.Step]) -> M {
+        var model = M(refs: refs)
+        for step in steps { model.run(step) }
+        model.drain()
+        return model
+    }
+
+    /// The pushes APNs accepted for one sequence (one token, one order), in the order APNs accepted them.
+    static func sequences(_ model: M) -> [PushTargetRef: [M.Accepted]] {
+        Dictionary(grouping: model.accepted.filter { $0.row.pushType == .liveactivity }, by: \.row.target)
+    }
+
+    @Test func nothingReachesAnActivityOutOfOrderOrAfterItsEnd() async {
+        await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
+            let model = Self.run(refs, steps)
+            for (target, pushes) in Self.sequences(model) {
+                let ids = pushes.map(\.row.id)
+                // Planning order; the same row twice only when a dispatcher died after APNs accepted it.
+                #expect(ids == ids.sorted(), "\(target): accepted out of planning order: \(ids)")
+                if let end = pushes.firstIndex(where: { $0.row.liveActivityEvent == .end }) {
+                    let after = pushes[end...].filter { $0.row.id != pushes[end].row.id }
+                    #expect(after.isEmpty, "\(target): \(after.map(\.row.id)) accepted after the end \(pushes[end].row.id)")
+                }
+            }
+        }
+    }
+
+    @Test func apsTimestampNeverGoesBackwardsForAnActivity() async {
+        await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
+            let model = Self.run(refs, steps)
+            // The start (push-to-start token) and the updates (the activity's own token) are one activity.
+            let stamps = model.accepted.filter { $0.row.pushType == .liveactivity }.compactMap(\.row.apnsTimestamp)
+            #expect(stamps == stamps.sorted(), "timestamps accepted: \(stamps)")
+        }
+    }
+
+    @Test func noStartIsSentOnceTheOrderIsFinished() async {
+        await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
+            let model = Self.run(refs, steps)
+            let starts = model.accepted.filter { $0.row.liveActivityEvent == .start }
+            if let finished = model.finishedAt {
+                // A start may still land only if its attempt was already under way when the order finished.
+                #expect(starts.allSatisfy { $0.claimedAt < finished }, "starts claimed at \(starts.map(\.claimedAt)), finished at \(finished)")
+            }
+        }
+    }
+
+    @Test func theNewestPlannedPushOfEverySequenceIsDeliveredAtLeastOnce() async {
+        await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
+            Self.expectDeliveredAtLeastOnce(Self.run(refs, steps))
+        }
+    }
+
+    static func expectDeliveredAtLeastOnce(_ model: M) {
+            #expect(!model.rows.contains { ($0.state == .pending && $0.runAt <= model.now) || $0.state == .inflight })
+            let live = model.rows.filter { $0.pushType == .liveactivity && $0.state != .skipped && $0.state != .superseded }
+            for (target, rows) in Dictionary(grouping: live, by: \.target) {
+                let newest = rows.max { $0.id < $1.id }!
+                #expect(newest.state == .sent, "\(target): newest \(newest.id) is \(newest.state)")
+            }
+            // An activity registered while the order was open ends with the order, whatever happened meanwhile.
+            if model.registeredWhileOpen, model.order.state.isTerminal {
+                let last = model.accepted.last { $0.row.target == M.activity }
+                #expect(last?.row.liveActivityEvent == .end, "last push to the activity: \(last.map { "\($0.row.id)" } ?? "none")")
+            }
+    }
+
+    @Test func aCancelWhileTheStartIsRetryingWithdrawsIt() {
+        // The start fails, goes back to pending; the order is canceled; nothing is ever accepted.
+        let model = Self.run([M.pushToStart], [
+            .claim(limit: 1), .answer(which: 0, accepted: false), .event(choice: 3 /* canceled from queued */),
+            .claim(limit: 4), .answer(which: 0, accepted: true),
+        ])
+        #expect(model.order.state == .canceled)
+        #expect(model.accepted.isEmpty)
+        #expect(model.rows.first { $0.liveActivityEvent == .start }?.state == .superseded)
+    }
+
+    @Test func aStartInFlightWhenTheOrderIsCanceledIsWithdrawnWhenItFails() {
+        var model = M(refs: [M.pushToStart])
+        model.run(.claim(limit: 1))
+        model.run(.event(choice: 3))
+        #expect(model.order.state == .canceled)
+        model.run(.answer(which: 0, accepted: false))
+        model.drain()
+        #expect(model.accepted.isEmpty)
+    }
+
+    @Test func anUpdateInFlightWhenTheEndIsPlannedGoesFirstOrNever() {
+        for accepted in [true, false] {
+            var model = M(refs: [M.activity])
+            model.drain()
+            model.run(.event(choice: 0))  // started: an update
+            model.run(.claim(limit: 1))
+            model.run(.event(choice: 2))  // canceled: an end, while the update is in flight
+            model.run(.claim(limit: 4))  // the end waits for the update
+            #expect(model.attempts.count == 1)
+            model.run(.answer(which: 0, accepted: accepted))
+            model.drain()
+            let events = model.accepted.map { $0.row.liveActivityEvent }
+            let expected: [LiveActivityEvent?] = accepted ? [.update, .update, .end] : [.update, .end]
+            #expect(events == expected)
+        }
+    }
+}
+
+/// Every pair of rows in one sequence, in every state: the older never goes once a newer one is planned, and
+/// the newer waits while the older is pending or in flight.
+@Suite struct DeliveryOrderingTableTests {
+    let now = Fixtures.now
+    let open = DeliveryOrdering.OrderFacts(finished: false, activityRegistered: false)
+
+    func row(_ id: Int64, _ event: LiveActivityEvent, _ state: DeliveryState, target: PushTargetRef = OutboxModel.activity) -> DeliveryRecord {
+        DeliveryRecord(
+            id: id, target: target, orderID: Fixtures.order(in: .queued).id, pushType: .liveactivity, liveActivityEvent: event,
+            priority: 5, state: state, plannedAt: now)
+    }
+
+    @Test func everyPairOfRowsInOneSequence() {
+        let live: Set<DeliveryState> = [.pending, .inflight, .sent, .dead]
+        for olderEvent in [LiveActivityEvent.update, .end] {
+            for newerEvent in [LiveActivityEvent.update, .end] {
+                for olderState in DeliveryState.allCases {
+                    for newerState in DeliveryState.allCases {
+                        let older = row(1, olderEvent, olderState)
+                        let newer = row(2, newerEvent, newerState)
+                        let rows = [older, newer]
+                        let olderDecision = DeliveryOrdering.decide(older, among: rows, order: open)
+                        if live.contains(newerState) {
+                            #expect(olderDecision == .supersede(newerEvent == .end ? .supersededByEnd : .supersededByNewer))
+                        } else {
+                            #expect(olderDecision == DeliveryOrdering.Decision.send)
+                        }
+                        let newerDecision = DeliveryOrdering.decide(newer, among: rows, order: open)
+                        let expected: DeliveryOrdering.Decision = olderState == .pending || olderState == .inflight ? .wait : .send
+                        #expect(newerDecision == expected)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func otherSequencesNeverHoldARowBack() {
+        let mine = row(1, .update, .pending)
+        let others = [
+            row(2, .end, .inflight, target: OutboxModel.pushToStart),
+            DeliveryRecord(id: 3, target: OutboxModel.activity, orderID: UUID(), pushType: .liveactivity, liveActivityEvent: .end,
+                           priority: 5, state: .pending, plannedAt: now),
+            DeliveryRecord(id: 4, target: OutboxModel.alert, orderID: Fixtures.order(in: .queued).id, pushType: .alert,
+                           priority: 10, state: .pending, plannedAt: now),
+        ]
+        #expect(DeliveryOrdering.decide(mine, among: [mine] + others, order: open) == .send)
+    }
+
+    @Test func aStartNeverGoesForAFinishedOrderOrARegisteredActivity() {
+        let start = row(1, .start, .pending, target: OutboxModel.pushToStart)
+        for finished in [false, true] {
+            for registered in [false, true] {
+                let facts = DeliveryOrdering.OrderFacts(finished: finished, activityRegistered: registered)
+                let expected: DeliveryOrdering.Decision =
+                    finished ? .supersede(.startOrderFinished) : registered ? .supersede(.startActivityRegistered) : .send
+                #expect(DeliveryOrdering.decide(start, among: [start], order: facts) == expected)
+            }
+        }
+    }
+
+    @Test func alertsAndWidgetsAreNeverHeldBack() {
+        let alert = DeliveryRecord(
+            id: 1, target: OutboxModel.alert, orderID: UUID(), pushType: .alert, priority: 10, state: .pending, plannedAt: now)
+        let finished = DeliveryOrdering.OrderFacts(finished: true, activityRegistered: true)
+        #expect(DeliveryOrdering.decide(alert, among: [alert], order: finished) == .send)
+    }
+}
