@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
         // Tests only: reads /openapi.yaml so the contract test can hold the wire types against it.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        // Customer tokens: the brand's backend signs a short-lived JWT (ES256 or HS256) that Crema verifies.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.0.0"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
@@ -132,6 +134,8 @@ let package = Package(
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaActivityModels",
                 "CremaAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -233,6 +237,8 @@ let package = Package(
                 "CremaServer", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),

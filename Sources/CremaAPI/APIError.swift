@@ -9,6 +9,12 @@ public enum APIError: Error, Sendable, Equatable {
     case missingIdempotencyKey
     case unauthorized
     case forbidden(role: Role, allowed: Set<Role>)
+    /// A customer token (JWT) that was presented and refused: 401 with the refusal's own code.
+    case customerToken(CustomerTokenRefusal)
+    /// A `/v1/me` route called with an API key: those routes act for one customer, named by a customer token.
+    case customerTokenRequired
+    /// A customer token on a route of the shop's roles.
+    case customerForbidden
     case notFound
     case methodNotAllowed(allowed: [String])
     case unknownOrder
@@ -27,7 +33,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .invalidField: "invalid_field"
         case .missingIdempotencyKey: "missing_idempotency_key"
         case .unauthorized: "unauthorized"
-        case .forbidden: "forbidden"
+        case .forbidden, .customerForbidden: "forbidden"
+        case .customerToken(let refusal): refusal.code
+        case .customerTokenRequired: "customer_token_required"
         case .notFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
         case .unknownOrder: "unknown_order"
@@ -45,8 +53,8 @@ public enum APIError: Error, Sendable, Equatable {
     public var statusCode: Int {
         switch self {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
-        case .unauthorized: 401
-        case .forbidden: 403
+        case .unauthorized, .customerToken: 401
+        case .forbidden, .customerTokenRequired, .customerForbidden: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken: 404
         case .methodNotAllowed: 405
         case .order(.invalidTransition), .order(.versionConflict): 409
@@ -75,6 +83,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .forbidden(let role, let allowed):
             "\(Self.withArticle(role.rawValue, capitalized: true)) key cannot do this; it needs "
                 + "\(allowed.sorted().map { Self.withArticle($0.rawValue) }.joined(separator: " or ")) key."
+        case .customerToken(let refusal): refusal.message
+        case .customerTokenRequired: "The /v1/me routes act for one customer: send 'Authorization: Bearer <customer JWT>'."
+        case .customerForbidden: "A customer token can use the /v1/me routes only."
         case .notFound: "There is no such route; see /openapi.yaml."
         case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
         case .unknownOrder: "There is no order with this id."

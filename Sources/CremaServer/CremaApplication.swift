@@ -21,6 +21,8 @@ public enum CremaApplication {
         public var streamHub: StreamHub
         /// How long a quiet stream waits before sending a `: keepalive` comment.
         public var streamHeartbeat: Duration = .seconds(15)
+        /// Verifies customer tokens for the `/v1/me` routes; nil refuses every customer token.
+        public var customerTokens: CustomerTokenVerifier?
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
@@ -42,11 +44,12 @@ public enum CremaApplication {
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(middleware: ErrorMiddleware(routes: routes))
-        router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys))
+        router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys, customers: dependencies.customerTokens))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
         TokenRoutes(service: dependencies.service).register(on: router)
+        CustomerRoutes(service: dependencies.service).register(on: router)
         StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
         BoardRoutes().register(on: router)
         routes.record(router.routes)

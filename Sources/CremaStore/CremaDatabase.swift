@@ -10,6 +10,8 @@ public struct CremaDatabase: Sendable {
     public let stream: StreamRepository
     public let deliveries: DeliveryRepository
     public let idempotency: IdempotencyRepository
+    /// The customer's own reads (`/v1/me`), scoped by customer ref.
+    public let customers: CustomerRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -19,6 +21,7 @@ public struct CremaDatabase: Sendable {
         stream = StreamRepository(pool: pool)
         deliveries = DeliveryRepository(pool: pool)
         idempotency = IdempotencyRepository(pool: pool)
+        customers = CustomerRepository(pool: pool)
     }
 
     /// Runs one order command in a transaction: committed when `body` returns, rolled back when it throws.

@@ -21,15 +21,25 @@ public struct TokenRepository: Repository {
 
     /// Registers or rotates an order's Live Activity update token: one per order, replaced in place so pushes
     /// already planned go to the new token. A token moved from another order is taken from it.
-    public func putActivityToken(orderID: UUID, token: String, environment: APNsEnvironment) async throws(StoreError) -> RegisteredToken {
+    /// With `customerRef` (a customer's own token, `/v1/me`) the order must be that customer's (else
+    /// `unknownOrder`, as if it did not exist), and only that customer's other orders can lose the token.
+    public func putActivityToken(
+        orderID: UUID, token: String, environment: APNsEnvironment, customerRef: String? = nil
+    ) async throws(StoreError) -> RegisteredToken {
         try await database {
             try await pool.withTransaction { connection in
-                let orders = try await connection.query("SELECT store_id FROM orders WHERE order_id = \(orderID) FOR SHARE")
+                let orders = try await connection.query(
+                    """
+                    SELECT store_id FROM orders
+                    WHERE order_id = \(orderID) AND (\(customerRef)::text IS NULL OR customer_ref = \(customerRef)) FOR SHARE
+                    """)
                 guard let store: String = try orders.first?.decode("store_id") else { throw StoreError.unknownOrder }
                 try await connection.query(
                     """
                     UPDATE push_targets SET retired_at = now(), retired_reason = 'reassigned'
                     WHERE store_id = \(store) AND token = \(token) AND order_id <> \(orderID) AND retired_at IS NULL
+                      AND (\(customerRef)::text IS NULL
+                           OR order_id IN (SELECT order_id FROM orders WHERE store_id = \(store) AND customer_ref = \(customerRef)))
                     """)
                 let rows = try await connection.query(
                     """

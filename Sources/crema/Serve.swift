@@ -34,6 +34,15 @@ extension Crema {
                     "CREMA_API_KEYS is not set: with CREMA_DATABASE_URL (or PG* variables) Crema needs role:key pairs, "
                         + "e.g. CREMA_API_KEYS=pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d (keys of 16+ characters)")
             }
+            // Keys are parsed before anything starts too: a bad es256 PEM is one line, not a half-started server.
+            var customerTokens: CustomerTokenVerifier?
+            if let settings = configuration.customerTokens {
+                do {
+                    customerTokens = try await CustomerTokenVerifier(settings)
+                } catch {
+                    throw RuntimeError.configuration("CREMA_CUSTOMER_JWT_KEYS has an es256 key that is not a PEM P-256 public key")
+                }
+            }
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
             let cluster = database.cluster
@@ -65,10 +74,12 @@ extension Crema {
             }
 
             say(apns.summary)
+            if let settings = configuration.customerTokens { say("Customer tokens (/v1/me): \(settings)") }
 
             let host = configuration.host
-            let dependencies = CremaApplication.Dependencies(
+            var dependencies = CremaApplication.Dependencies(
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
+            dependencies.customerTokens = customerTokens
             let dispatcher = Dispatcher(
                 store: DeliveryRepository(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(

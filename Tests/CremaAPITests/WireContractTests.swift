@@ -111,6 +111,50 @@ import Testing
         #expect(try keys(ready) == (try document.keys(of: "Readiness").properties))
     }
 
+    @Test func theCustomersAnswersWriteExactlyTheKeysOfTheirSchemas() throws {
+        let order = OrderResponse(try Self.order(), projection: .some(["status": "preparing"]))
+        let (viewKeys, viewRequired) = try document.keys(of: "CustomerOrderView")
+        #expect(try keys(order) == viewKeys)
+        #expect(viewRequired.isSubset(of: try keys(order)))
+        #expect(try keys(CustomerOrdersResponse(orders: [order])) == (try document.keys(of: "CustomerOrders").properties))
+        let delivered = DeliveredActivityState(
+            event: "update", timestamp: 1_795_000_000, contentState: ["status": "ready"], staleDate: nil, dismissalDate: nil,
+            deliveredAt: Self.now)
+        let (deliveredKeys, deliveredRequired) = try document.keys(of: "DeliveredActivityState")
+        #expect(try keys(delivered) == deliveredKeys)
+        #expect(deliveredRequired == deliveredKeys)
+        for answer in [CustomerOrderResponse(order: order, lastDelivered: delivered), CustomerOrderResponse(order: order, lastDelivered: nil)] {
+            #expect(try keys(answer) == (try document.keys(of: "CustomerOrder").properties))
+        }
+        let window = RelevanceWindow(eta: Self.now, readySince: nil)
+        #expect(try keys(window) == (try document.keys(of: "RelevanceWindow").properties))
+        for feed in [WidgetFeedResponse(order: order, relevance: window, openOrders: 1), WidgetFeedResponse(order: nil, relevance: nil, openOrders: 0)] {
+            #expect(try keys(feed) == (try document.keys(of: "WidgetFeed").properties))
+        }
+        let events = try document.schema("DeliveredActivityState")["properties"] as? [String: Any]
+        #expect(Set((events?["event"] as? [String: Any])?["enum"] as? [String] ?? []) == Set(LiveActivityEvent.allCases.map(\.rawValue)))
+    }
+
+    @Test func aRelevanceWindowOpensBeforeTheETAAndAReadyOrderIsRelevantFromWhenItBecameReady() {
+        let eta = Self.now
+        let waiting = RelevanceWindow(eta: eta, readySince: nil)
+        #expect(waiting.start == eta.addingTimeInterval(-RelevanceWindow.lead))
+        #expect(waiting.end == eta.addingTimeInterval(RelevanceWindow.trail))
+        let early = RelevanceWindow(eta: eta, readySince: eta.addingTimeInterval(-3600))
+        #expect(early.start == eta.addingTimeInterval(-3600))
+        #expect(early.end == eta.addingTimeInterval(RelevanceWindow.trail))
+        let late = RelevanceWindow(eta: eta, readySince: eta.addingTimeInterval(600))
+        #expect(late.end == eta.addingTimeInterval(600 + RelevanceWindow.trail))
+    }
+
+    @Test func everyCustomerTokenRefusalIsDocumentedWithItsCode() throws {
+        let responses = (document.root["components"] as? [String: Any])?["responses"] as? [String: Any]
+        let description = try #require((responses?["CustomerUnauthorized"] as? [String: Any])?["description"] as? String)
+        for refusal in CustomerTokenRefusal.allCases { #expect(description.contains("`\(refusal.code)`"), "\(refusal.code)") }
+        #expect(APIError.customerToken(.expired).statusCode == 401)
+        #expect(APIError.customerTokenRequired.statusCode == 403)
+    }
+
     @Test func everyEnumTheDocumentListsIsTheSwiftEnumsCases() throws {
         func values(_ name: String) throws -> Set<String> { Set(try document.schema(name)["enum"] as? [String] ?? []) }
         #expect(try values("OrderState") == Set(OrderState.allCases.map(\.rawValue)))

@@ -26,10 +26,13 @@ struct APIHarness {
             pool: pool, service: OrderService(database: CremaDatabase(pool: pool)), migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
     }
 
-    /// Runs `body` with a client of an application on a fresh database.
+    /// Runs `body` with a client of an application on a fresh database; customer tokens are those of
+    /// `CustomerTokenFixtures` (an HS256 secret, a fixed clock).
     static func run(_ label: String = #function, _ body: @escaping @Sendable (APIClient, TestDatabase) async throws -> Void) async throws {
         try await TestDatabase.with(label) { db in
-            let app = CremaApplication.build(try dependencies(pool: db.pool), host: "127.0.0.1", port: 0, logger: .init(label: "test"))
+            var dependencies = try dependencies(pool: db.pool)
+            dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
+            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"))
             try await app.test(.router) { client in try await body(APIClient(client: client), db) }
         }
     }

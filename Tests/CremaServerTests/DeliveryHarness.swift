@@ -48,9 +48,10 @@ struct DeliveryHarness: Sendable {
         do {
             try await TestDatabase.with(label) { db in
                 let registry = PrometheusCollectorRegistry()
-                let dependencies = CremaApplication.Dependencies(
+                var dependencies = CremaApplication.Dependencies(
                     pool: db.pool, service: OrderService(database: CremaDatabase(pool: db.pool), deliveryPolicy: DeliveryPolicy(bundleID: bundleID)),
                     migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys, registry: registry)
+                dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
                 // Several dispatchers model several processes: each has its own listener and claims.
                 let running = (0..<dispatchers).map { _ in
                     let dispatcher = Dispatcher(

@@ -21,6 +21,8 @@ public struct CremaConfiguration: Sendable {
     public var logLevel: String
     /// Where pushes go; `.simulator` runs the built-in APNs simulator in-process.
     public var apns: APNsSettings = .simulator(bundleID: DeliveryPolicy.exampleBundleID)
+    /// Customer JWT verification (DESIGN §9.1); nil accepts no customer tokens.
+    public var customerTokens: CustomerTokenSettings?
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -64,6 +66,7 @@ public struct CremaConfiguration: Sendable {
         self.poolSize = poolSize
         logLevel = environment["LOG_LEVEL"] ?? "info"
         apns = try APNsSettings(environment: environment)
+        customerTokens = try CustomerTokenSettings(environment: environment)
     }
 }
 
@@ -119,7 +122,7 @@ public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equata
 
     public var description: String {
         switch self {
-        case .invalid(let name, let reason) where name.hasPrefix("CREMA_APNS_"): "\(name) \(reason)"
+        case .invalid(let name, let reason) where name.hasPrefix("CREMA_APNS_") || name.hasPrefix("CREMA_CUSTOMER_JWT_"): "\(name) \(reason)"
         case .invalid(let name, let value): "\(name)=\(value) is not valid"
         case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, each key at least 16 characters, e.g. pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d)"
         }

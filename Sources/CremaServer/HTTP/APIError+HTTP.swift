@@ -40,6 +40,7 @@ extension APIError: HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if case .customerToken = self { headers[.wwwAuthenticate] = #"Bearer error="invalid_token""# }
         if case .methodNotAllowed(let allowed) = self { headers[.allow] = allowed.joined(separator: ", ") }
         return Response(
             status: status, headers: headers,

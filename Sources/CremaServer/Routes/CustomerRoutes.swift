@@ -1,0 +1,122 @@
+import CremaAPI
+import CremaAPNsProtocol
+import CremaCore
+import CremaService
+import CremaStore
+import Foundation
+import Hummingbird
+import Logging
+
+/// The customer's own routes (DESIGN §9.1), for the iOS app and its widgets, authenticated by a customer
+/// token. The customer is the token's `sub`, never a path segment; another customer's order or token
+/// answers exactly like one that does not exist (404), because every query is scoped by customer in SQL.
+struct CustomerRoutes {
+    let service: OrderService
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.get("/v1/me/orders") { request, context in try await self.orders(request, context) }
+        router.get("/v1/me/orders/{id}") { request, context in try await self.order(request, context) }
+        router.put("/v1/me/orders/{id}/live-activity-token") { request, context in try await self.putActivity(request, context) }
+        router.put("/v1/me/tokens/{kind}/{token}") { request, context in try await self.putToken(request, context) }
+        router.delete("/v1/me/tokens/{kind}/{token}") { request, context in try await self.deleteToken(request, context) }
+        router.get("/v1/me/widget") { request, context in try await self.widget(request, context) }
+    }
+
+    func orders(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let orders = try await service.database.customers.orders(customerRef: customer.ref)
+        return try ConditionalResponse.make(request, CustomerOrdersResponse(orders: orders.map(Self.response)))
+    }
+
+    func order(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let id = try OrderRoutes.orderID(context)
+        guard let (order, push) = try await service.database.customers.order(customerRef: customer.ref, id: id) else {
+            throw APIError.unknownOrder
+        }
+        return try ConditionalResponse.make(
+            request, CustomerOrderResponse(order: Self.response(order), lastDelivered: push.flatMap(Self.delivered)))
+    }
+
+    func putActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let id = try OrderRoutes.orderID(context)
+        let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
+        let token = try TokenRoutes.validated(body.token, field: "token")
+        let registered = try await service.database.tokens.putActivityToken(
+            orderID: id, token: token, environment: body.environment, customerRef: customer.ref)
+        context.logger.info(
+            "live activity token registered by the customer",
+            metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id, customerRef: nil))
+    }
+
+    func putToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let (kind, token) = try Self.tokenParameters(context)
+        let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
+        let replaces = try body.replaces.map { try TokenRoutes.validated($0, field: "replaces") }
+        let registered = try await service.database.tokens.putCustomerToken(
+            customerRef: customer.ref, kind: kind, token: token, environment: body.environment, replaces: replaces)
+        context.logger.info(
+            "customer token registered by the customer",
+            metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+        return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: nil, customerRef: nil))
+    }
+
+    func deleteToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let (kind, token) = try Self.tokenParameters(context)
+        guard try await service.database.tokens.deleteCustomerToken(customerRef: customer.ref, kind: kind, token: token) else {
+            throw APIError.unknownToken
+        }
+        return Response(status: .noContent)
+    }
+
+    func widget(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let orders = try await service.database.customers.orders(customerRef: customer.ref)
+        return try ConditionalResponse.make(request, Self.widgetFeed(orders))
+    }
+
+    /// The order the widgets show: a `ready` one first (the oldest, it has waited longest), else the open order
+    /// due soonest; its relevance window runs around the pickup ETA.
+    static func widgetFeed(_ orders: [CustomerOrder]) -> WidgetFeedResponse {
+        let open = orders.filter { OrderState.open.contains($0.order.state) }
+        let shown = open.min { a, b in
+            let rank = { (o: CustomerOrder) in o.order.state == .ready ? 0 : 1 }
+            return (rank(a), a.order.state == .ready ? a.order.updatedAt : a.order.eta, a.order.number)
+                < (rank(b), b.order.state == .ready ? b.order.updatedAt : b.order.eta, b.order.number)
+        }
+        return WidgetFeedResponse(
+            order: shown.map(response),
+            relevance: shown.map { RelevanceWindow(eta: $0.order.eta, readySince: $0.order.state == .ready ? $0.order.updatedAt : nil) },
+            openOrders: open.count)
+    }
+
+    static func response(_ order: CustomerOrder) -> OrderResponse {
+        OrderResponse(order.order, projection: .some(order.projection))
+    }
+
+    /// The outbox body as APNs accepted it, read back into what the app needs to reconcile.
+    static func delivered(_ push: DeliveredActivityPush) -> DeliveredActivityState? {
+        guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(push.body.utf8)), let aps = body["aps"],
+            let contentState = aps["content-state"]
+        else { return nil }
+        return DeliveredActivityState(
+            event: push.event, timestamp: aps["timestamp"]?.intValue, contentState: contentState,
+            staleDate: aps["stale-date"]?.intValue, dismissalDate: aps["dismissal-date"]?.intValue, deliveredAt: push.sentAt)
+    }
+
+    /// `{kind}` (alert | widget | push-to-start) and `{token}` from the path, checked.
+    static func tokenParameters(_ context: CremaRequestContext) throws -> (PushTargetKind, String) {
+        let kind: PushTargetKind
+        switch context.parameters.get("kind") {
+        case "alert": kind = .alert
+        case "widget": kind = .widget
+        case "push-to-start": kind = .pushToStart
+        default: throw APIError.invalidField(field: "kind", reason: "must be alert, widget or push-to-start")
+        }
+        return (kind, try TokenRoutes.validated(context.parameters.get("token") ?? "", field: "token"))
+    }
+}

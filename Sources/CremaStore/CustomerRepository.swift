@@ -1,0 +1,84 @@
+public import CremaAPNsProtocol
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// An order as its customer reads it: the order and its stored Live Activity projection.
+public struct CustomerOrder: Sendable, Hashable {
+    public var order: Order
+    public var projection: JSONValue?
+}
+
+/// The last Live Activity push APNs accepted for an order, as the outbox row holds it: the body byte for byte.
+public struct DeliveredActivityPush: Sendable, Hashable {
+    /// `start`, `update` or `end`.
+    public var event: String
+    public var body: String
+    public var sentAt: Date
+}
+
+/// The customer's own reads (`/v1/me`). Every query is scoped by `customer_ref` in SQL, so another
+/// customer's order is simply not found: the caller cannot tell it from one that does not exist.
+public struct CustomerRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// How long a finished order stays in the customer's list.
+    public static let recentWindow: TimeInterval = 24 * 3600
+    public static let listLimit = 50
+
+    /// Open orders and those finished within `recentWindow`, newest first.
+    public func orders(customerRef: String) async throws(StoreError) -> [CustomerOrder] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
+                    WHERE customer_ref = \(customerRef)
+                      AND (state IN ('queued', 'preparing', 'ready') OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
+                    ORDER BY placed_at DESC, order_id DESC
+                    LIMIT \(Self.listLimit)
+                    """
+                ).map(Self.customerOrder(from:))
+            }
+        }
+    }
+
+    /// One of the customer's orders and its last accepted Live Activity push, read in one snapshot; nil when
+    /// no order with this id belongs to this customer.
+    public func order(customerRef: String, id: UUID) async throws(StoreError) -> (CustomerOrder, DeliveredActivityPush?)? {
+        try await database {
+            try await pool.withTransaction(isolation: .repeatableRead) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
+                    WHERE order_id = \(id) AND customer_ref = \(customerRef)
+                    """)
+                guard let row = rows.first else { return nil }
+                let order = try Self.customerOrder(from: row)
+                // The push ActivityKit shows is the one with the highest aps.timestamp among those delivered.
+                let pushes = try await connection.query(
+                    """
+                    SELECT la_event, body, sent_at FROM delivery_outbox
+                    WHERE store_id = \(order.order.storeID) AND order_id = \(id) AND state = 'sent' AND push_type = 'liveactivity'
+                      AND body IS NOT NULL AND sent_at IS NOT NULL
+                    ORDER BY apns_timestamp DESC NULLS LAST, sent_at DESC, delivery_id DESC
+                    LIMIT 1
+                    """)
+                let push = try pushes.first.map { row in
+                    DeliveredActivityPush(
+                        event: try row.decode("la_event", as: String?.self) ?? "update", body: try row.decode("body"),
+                        sentAt: try row.decode("sent_at"))
+                }
+                return (order, push)
+            }
+        }
+    }
+
+    static func customerOrder(from row: PostgresRow) throws -> CustomerOrder {
+        CustomerOrder(
+            order: try OrderRow.order(from: row),
+            projection: try row.decode("projection", as: PostgresJSON?.self)?.decode(JSONValue.self))
+    }
+}
