@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `GET /v1/me/orders/{id}`: the order with its stored projection, and what its Live Activity was last told,
 /// so the app can reconcile its running activities on launch (and end those of finished orders).
