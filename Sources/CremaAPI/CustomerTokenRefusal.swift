@@ -13,7 +13,7 @@ public enum CustomerTokenRefusal: String, Error, Sendable, Hashable, CaseIterabl
     case wrongAudience = "token_wrong_audience"
     /// `sub`, `exp`, `iss` or `aud` is missing, or `sub` is not a usable customer ref.
     case missingClaim = "token_missing_claim"
-    /// A `tenant` claim other than `default`: tenants come later (DESIGN §9.1).
+    /// A `tenant` claim other than `default`: tenants come later (docs/design.md §9.1).
     case unknownTenant = "tenant_not_supported"
     /// A JWT was presented but this server has no `CREMA_CUSTOMER_JWT_KEYS`.
     case notConfigured = "customer_tokens_not_configured"

@@ -124,7 +124,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// The request headers exactly as apns-reference §1.2 names them; optional ones only when set.
+    /// The request headers exactly as docs/apns.md §1.2 names them; optional ones only when set.
     static func headers(for request: APNsRequest, jwt: String) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add(name: "authorization", value: "bearer " + jwt)

@@ -2,7 +2,7 @@ public import CremaAPNsProtocol
 public import Foundation
 
 /// Where and how ``APNsClient`` connects: Apple's two base URLs (or one compatible server), extra trust roots,
-/// the signing key, and the timing rules for requests and provider tokens (DESIGN §6, §9).
+/// the signing key, and the timing rules for requests and provider tokens (docs/design.md §6, §9).
 public struct APNsClientConfiguration: Sendable {
     /// Base URL for production device tokens.
     public var productionURL: URL

@@ -2,7 +2,7 @@ public import CremaAPNsProtocol
 public import Foundation
 
 /// One push as APNs receives it: the device token, where it goes, and the headers and body Apple defines
-/// (apns-reference §1.2). The dispatcher builds these; ``APNsClient`` sends them unchanged.
+/// (docs/apns.md §1.2). The dispatcher builds these; ``APNsClient`` sends them unchanged.
 public struct APNsRequest: Sendable, Hashable {
     /// The device token in lowercase hex (it becomes the `:path`).
     public var deviceToken: String

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// The provider's `.p8` key (a P-256 key in PKCS#8 PEM) with its Key ID and Team ID: everything needed to sign
-/// the ES256 JWTs APNs requires (apns-reference §2).
+/// the ES256 JWTs APNs requires (docs/apns.md §2).
 public struct APNsSigningKey: Sendable {
     /// The P-256 private key that signs provider tokens.
     let privateKey: P256.Signing.PrivateKey

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// The one ES256 provider token (JWT) per signing key, reused until it is `lifetime` old: APNs rejects a token
-/// older than an hour and refuses a new one more often than every 20 minutes (apns-reference §2).
+/// older than an hour and refuses a new one more often than every 20 minutes (docs/apns.md §2).
 final class ProviderTokenCache: Sendable {
     struct Token: Sendable, Equatable {
         var jwt: String

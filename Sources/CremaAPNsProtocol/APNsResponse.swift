@@ -21,6 +21,6 @@ public struct APNsResponse: Sendable, Hashable {
         self.retryAfter = retryAfter
     }
 
-    /// What the sender must do about this answer (apns-reference §3).
+    /// What the sender must do about this answer (docs/apns.md §3).
     public var disposition: APNsDisposition { APNsDisposition(classifying: self) }
 }

@@ -1,7 +1,7 @@
 import CremaAPNsProtocol
 import Foundation
 
-/// APNs' request rules (apns-reference §1–§6) as one function from a request to Apple's status and reason.
+/// APNs' request rules (docs/apns.md §1–§6) as one function from a request to Apple's status and reason.
 /// Where Apple has no specific reason (a malformed payload), the answer is 400 `BadRequestPayload` (Apple's
 /// broadcast string) and the record's `detail` says what was wrong.
 struct APNsRequestValidator: Sendable {

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// Checks `authorization: bearer <JWT>` the way APNs does (apns-reference §2): ES256 only, a known `kid`, the
+/// Checks `authorization: bearer <JWT>` the way APNs does (docs/apns.md §2): ES256 only, a known `kid`, the
 /// configured team as `iss`, a valid signature, and an `iat` no older than an hour.
 final class ProviderTokenVerifier: Sendable {
     /// What a verified token says; the signature check is cached per JWT, the age check is not.

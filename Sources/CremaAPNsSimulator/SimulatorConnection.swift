@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Per-TLS-connection state: which provider token the connection uses, to answer 429
-/// `TooManyProviderTokenUpdates` when it changes tokens more than once in 20 minutes (apns-reference §2).
+/// `TooManyProviderTokenUpdates` when it changes tokens more than once in 20 minutes (docs/apns.md §2).
 final class SimulatorConnection: Sendable {
     let id: Int
     let httpVersion: String

@@ -3,7 +3,7 @@ public import CremaCore
 public import CremaPostgres
 public import Foundation
 
-/// The outbox as dispatchers use it (DESIGN §6): claim due rows under a lease with `FOR UPDATE SKIP LOCKED`,
+/// The outbox as dispatchers use it (docs/design.md §6): claim due rows under a lease with `FOR UPDATE SKIP LOCKED`,
 /// write outcomes back in one statement per batch, rescue expired leases, prune finished rows.
 public struct DeliveryRepository: Sendable {
     public let pool: PostgresPool

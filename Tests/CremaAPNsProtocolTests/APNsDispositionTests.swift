@@ -2,7 +2,7 @@ import CremaAPNsProtocol
 import Foundation
 import Testing
 
-/// Every row of apns-reference §3 maps to one action.
+/// Every row of docs/apns.md §3 maps to one action.
 @Suite struct APNsDispositionTests {
     static let rows: [(Int, String?, APNsDisposition)] = [
         (200, nil, .delivered),

@@ -5,7 +5,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// One malformed request and the answer Apple gives it (apns-reference §3).
+/// One malformed request and the answer Apple gives it (docs/apns.md §3).
 struct RuleCase: Sendable, CustomTestStringConvertible {
     var name: String
     var method: HTTPMethod = .POST

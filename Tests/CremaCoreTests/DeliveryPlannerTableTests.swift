@@ -3,7 +3,7 @@ import CremaCore
 import Foundation
 import Testing
 
-/// Every change × every token set, with no earlier deliveries: the whole starting policy of DESIGN §5 in one
+/// Every change × every token set, with no earlier deliveries: the whole starting policy of docs/design.md §5 in one
 /// table. Budget and history situations are in `DeliveryPlannerBudgetTests`.
 @Suite struct DeliveryPlannerTableTests {
     typealias Change = DeliveryScenarios.Change

@@ -3,7 +3,7 @@ import CremaCore
 import Foundation
 import Testing
 
-/// Every (state, event) pair of DESIGN §3, written out by hand so the table is the specification.
+/// Every (state, event) pair of docs/design.md §3, written out by hand so the table is the specification.
 @Suite struct OrderStateMachineTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var from: OrderState?

@@ -9,7 +9,7 @@ import JWTKit
 import NIOCore
 import Testing
 
-/// The customer's own API (`/v1/me`, DESIGN §9.1) through the real router and database: customer A's token
+/// The customer's own API (`/v1/me`, docs/design.md §9.1) through the real router and database: customer A's token
 /// never reads or changes anything of customer B's, on every route; answers revalidate with ETags.
 @Suite(.serialized) struct CustomerAPITests {
     typealias F = CustomerTokenFixtures

@@ -6,7 +6,7 @@ import CremaTestSupport
 import Foundation
 import Testing
 
-/// APNs faults injected in the simulator, handled as apns-reference §3 classifies them.
+/// APNs faults injected in the simulator, handled as docs/apns.md §3 classifies them.
 @Suite(.serialized) struct DeliveryFaultTests {
     typealias H = DeliveryHarness
 

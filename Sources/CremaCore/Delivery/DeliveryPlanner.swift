@@ -1,7 +1,7 @@
 import CremaAPNsProtocol
 import Foundation
 
-/// Decides, for one order change, how each of the customer's devices hears about it (DESIGN §5): a Live
+/// Decides, for one order change, how each of the customer's devices hears about it (docs/design.md §5): a Live
 /// Activity update, start or end, an alert, a widget reload, or a recorded reason not to. Pure: the same
 /// context always gives the same plan.
 public enum DeliveryPlanner {

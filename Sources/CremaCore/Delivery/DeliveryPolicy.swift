@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The numbers behind delivery planning. Apple publishes none of the budgets (apns-reference §9.16), so these
+/// The numbers behind delivery planning. Apple publishes none of the budgets (docs/apns.md §9.16), so these
 /// are conservative choices, documented in docs/delivery.md, and configurable per deployment.
 public struct DeliveryPolicy: Sendable, Hashable {
     /// The bundle ID used with the built-in simulator when no `CREMA_APNS_TOPIC` is set.

@@ -35,7 +35,7 @@ public struct PushTargetRef: Sendable, Hashable, Comparable, CustomStringConvert
     public var description: String { "\(kind.rawValue)#\(id)" }
 }
 
-/// The four kinds of token the iOS app registers (DESIGN §5).
+/// The four kinds of token the iOS app registers (docs/design.md §5).
 public enum PushTargetKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// One running Live Activity's update token: `update` and `end`.
     case liveActivity = "live_activity"

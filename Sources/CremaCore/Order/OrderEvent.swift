@@ -1,6 +1,6 @@
 public import Foundation
 
-/// An event after placement, with what it carries (DESIGN §3).
+/// An event after placement, with what it carries (docs/design.md §3).
 public enum OrderEvent: Sendable, Hashable {
     case started(barista: String)
     case delayed(eta: Date, reason: String?)

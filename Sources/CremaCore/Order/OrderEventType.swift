@@ -7,7 +7,7 @@ public enum OrderEventType: String, Sendable, Hashable, Codable, CaseIterable {
     case pickedUp = "picked_up"
     case canceled
 
-    /// Who may send this event (DESIGN §3, "who"): least privilege per event, not only per route.
+    /// Who may send this event (docs/design.md §3, "who"): least privilege per event, not only per route.
     public var permittedRoles: Set<Role> {
         switch self {
         case .placed: [.pos]

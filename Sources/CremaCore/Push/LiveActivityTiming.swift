@@ -1,14 +1,14 @@
 public import CremaActivityModels
 public import Foundation
 
-/// The default `stale-date`, `dismissal-date` and `relevance-score` for a state (DESIGN §5's starting policy);
+/// The default `stale-date`, `dismissal-date` and `relevance-score` for a state (docs/design.md §5's starting policy);
 /// the delivery planner may override them, the body builder only encodes what it is given.
 public enum LiveActivityTiming {
     /// How long past the ETA an unchanged waiting activity is still believable.
     public static let staleGrace: TimeInterval = 10 * 60
     /// How long a ready order may wait at the counter before its activity counts as stale.
     public static let readyStaleAfter: TimeInterval = 30 * 60
-    /// How long an ended activity stays on the Lock Screen: 15 min after pickup (DESIGN §5), 30 after a
+    /// How long an ended activity stays on the Lock Screen: 15 min after pickup (docs/design.md §5), 30 after a
     /// cancellation so that it is seen (within the HIG's 15–30 min).
     public static let dismissAfterPickup: TimeInterval = 15 * 60
     public static let dismissAfterCancel: TimeInterval = 30 * 60

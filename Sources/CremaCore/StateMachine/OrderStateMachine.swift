@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The order life cycle of DESIGN §3 as pure functions: no I/O, the clock and IDs come from the caller.
+/// The order life cycle of docs/design.md §3 as pure functions: no I/O, the clock and IDs come from the caller.
 public enum OrderStateMachine {
     /// The state an event leads to from `state`, or nil when the event is not allowed there.
     /// `nil` as the source state means "no order yet", where only `placed` is allowed.

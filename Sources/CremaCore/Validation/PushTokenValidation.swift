@@ -1,5 +1,5 @@
 /// Checks a device, activity or widget token before it is stored: APNs tokens are hex strings whose length
-/// Apple does not promise (apns-reference §1.1), so the check is hex, even length, and a sane range.
+/// Apple does not promise (docs/apns.md §1.1), so the check is hex, even length, and a sane range.
 public enum PushTokenValidation {
     /// Today's device tokens are 64 hex digits and Live Activity tokens about 160; these bounds leave room.
     public static let lengths = 32...400

@@ -2,7 +2,7 @@ import CremaCore
 import CremaStore
 public import Foundation
 
-/// Everything `crema serve` is configured with, read from the environment names fixed in DESIGN §9.
+/// Everything `crema serve` is configured with, read from the environment names fixed in docs/design.md §9.
 public struct CremaConfiguration: Sendable {
     /// Where the database is; `.embedded` runs a private cluster under `embeddedDirectory`.
     public enum Database: Sendable, Equatable {
@@ -21,7 +21,7 @@ public struct CremaConfiguration: Sendable {
     public var logLevel: String
     /// Where pushes go; `.simulator` runs the built-in APNs simulator in-process.
     public var apns: APNsSettings = .simulator(bundleID: DeliveryPolicy.exampleBundleID)
-    /// Customer JWT verification (DESIGN §9.1); nil accepts no customer tokens.
+    /// Customer JWT verification (docs/design.md §9.1); nil accepts no customer tokens.
     public var customerTokens: CustomerTokenSettings?
 
     public init(
@@ -70,7 +70,7 @@ public struct CremaConfiguration: Sendable {
     }
 }
 
-/// Where Crema sends pushes, from the `CREMA_APNS_*` variables (DESIGN §9).
+/// Where Crema sends pushes, from the `CREMA_APNS_*` variables (docs/design.md §9).
 public enum APNsSettings: Sendable, Equatable {
     /// No Apple key configured: the built-in simulator, in-process, with a key generated for it.
     case simulator(bundleID: String)

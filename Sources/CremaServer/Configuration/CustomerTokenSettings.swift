@@ -1,7 +1,7 @@
 import Foundation
 
 /// How customer tokens are verified, from `CREMA_CUSTOMER_JWT_KEYS`, `CREMA_CUSTOMER_JWT_ISSUER` and
-/// `CREMA_CUSTOMER_JWT_AUDIENCE` (DESIGN §9.1). Secrets are kept as bytes and never printed.
+/// `CREMA_CUSTOMER_JWT_AUDIENCE` (docs/design.md §9.1). Secrets are kept as bytes and never printed.
 public struct CustomerTokenSettings: Sendable, CustomStringConvertible {
     /// One verification key. Two keys of the same kind are tried in turn, which is how a rotation works.
     public enum Key: Sendable {

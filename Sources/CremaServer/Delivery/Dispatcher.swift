@@ -8,7 +8,7 @@ public import Logging
 public import Prometheus
 public import ServiceLifecycle
 
-/// Sends the outbox to APNs (DESIGN §6): wakes on NOTIFY (1 s poll fallback), claims due rows under a lease
+/// Sends the outbox to APNs (docs/design.md §6): wakes on NOTIFY (1 s poll fallback), claims due rows under a lease
 /// with SKIP LOCKED, sends each batch concurrently over one HTTP/2 connection, records outcomes in one
 /// statement per batch, rescues expired leases and prunes finished rows. At least once: a crash between
 /// sending and recording sends those rows again after their lease.
@@ -120,7 +120,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// What the outbox row becomes after APNs' answer (apns-reference §3, via `APNsDisposition`).
+    /// What the outbox row becomes after APNs' answer (docs/apns.md §3, via `APNsDisposition`).
     func outcome(of response: APNsResponse, for delivery: ClaimedDelivery) -> DeliveryOutcome {
         let reason = response.reason ?? "HTTP \(response.status)"
         switch response.disposition {

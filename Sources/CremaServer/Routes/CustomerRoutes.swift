@@ -7,7 +7,7 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// The customer's own routes (DESIGN §9.1), for the iOS app and its widgets, authenticated by a customer
+/// The customer's own routes (docs/design.md §9.1), for the iOS app and its widgets, authenticated by a customer
 /// token. The customer is the token's `sub`, never a path segment; another customer's order or token
 /// answers exactly like one that does not exist (404), because every query is scoped by customer in SQL.
 struct CustomerRoutes {

@@ -6,7 +6,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The order routes of DESIGN §9: place, apply events, read one, list, all under `/v1/orders`.
+/// The order routes of docs/design.md §9: place, apply events, read one, list, all under `/v1/orders`.
 struct OrderRoutes {
     let service: OrderService
 

@@ -6,7 +6,7 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// The iOS app's token routes (DESIGN §9, role `app`): an order's Live Activity token, and a customer's alert,
+/// The iOS app's token routes (docs/design.md §9, role `app`): an order's Live Activity token, and a customer's alert,
 /// widget and push-to-start tokens. Tokens are checked, stored lowercase and never logged or echoed whole.
 struct TokenRoutes {
     let service: OrderService

@@ -8,7 +8,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The dashboard stream (DESIGN §9, role `dashboard`): `GET /v1/stream?store=` as Server-Sent Events, and
+/// The dashboard stream (docs/design.md §9, role `dashboard`): `GET /v1/stream?store=` as Server-Sent Events, and
 /// `POST /v1/stream/tickets` for browsers, whose `EventSource` cannot send an `Authorization` header.
 ///
 /// Each event is one order change: `id:` is the stream cursor of the order's latest event, `event: order`,
