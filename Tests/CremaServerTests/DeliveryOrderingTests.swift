@@ -1,3 +1,4 @@
+import HTTPTypes
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
@@ -24,7 +25,7 @@ import Testing
         try await h.deliveries(id).last { $0["live_activity_event"] as? String == event && $0["state"] as? String != "skipped" }
     }
 
-    @Test("push-to-start, the app registers the activity's token from the push, then started at 5, ready at 10 with an alert, and the end")
+    @Test("push-to-start, the app registers the activity's token from the push with its customer JWT, then started at 5, ready at 10 with an alert, and the end")
     func pushStartedActivityIsFollowedToItsEnd() async throws {
         try await H.run { h in
             let startToken = H.token(40, length: 80)
@@ -48,8 +49,13 @@ import Testing
             #expect(attributes["orderNumber"] as? Int == crema["number"] as? Int)
             #expect(starts[0].aps["input-push-token"] as? Int == 1)
 
-            // The app registers the update token ActivityKit handed it, under the order id it read.
-            try await h.registerActivity(orderID, token: activityToken)
+            // The app registers the update token ActivityKit handed it, under the order id it read, as the customer
+            // (its brand's backend issued the JWT), not with a shared key.
+            let jwt = "Bearer \(try await CustomerTokenFixtures.token(for: "c-follow"))"
+            let registered = try await h.api.send(
+                .put, "/v1/me/orders/\(orderID)/live-activity-token", body: #"{"token":"\#(activityToken)","environment":"sandbox"}"#,
+                rawKey: jwt)
+            #expect(registered.status == .created)
             for event in [#"{"type":"started","barista":"Sam"}"#, #"{"type":"ready","pickup_point":"counter"}"#, #"{"type":"picked_up"}"#] {
                 try await h.event(id, event)
                 #expect(try await h.drained(id))
