@@ -21,6 +21,8 @@ public struct CremaConfiguration: Sendable {
     public var logLevel: String
     /// Where pushes go; `.simulator` runs the built-in APNs simulator in-process.
     public var apns: APNsSettings = .simulator(bundleID: OrderStore.defaultBundleID)
+    /// Read deadline, idle timeout and connection cap of the HTTP server.
+    public var connectionLimits = ConnectionLimits()
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -42,7 +44,8 @@ public struct CremaConfiguration: Sendable {
     ]
 
     /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
-    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL`.
+    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL` and the
+    /// connection limits (`CREMA_HTTP_READ_TIMEOUT`, `CREMA_HTTP_IDLE_TIMEOUT`, `CREMA_HTTP_MAX_CONNECTIONS`).
     public init(environment: [String: String]) throws(ConfigurationError) {
         if let url = environment["CREMA_DATABASE_URL"], !url.isEmpty {
             database = .conninfo(url)
@@ -62,6 +65,7 @@ public struct CremaConfiguration: Sendable {
         self.poolSize = poolSize
         logLevel = environment["LOG_LEVEL"] ?? "info"
         apns = try APNsSettings(environment: environment)
+        connectionLimits = try ConnectionLimits(environment: environment)
     }
 }
 
