@@ -57,13 +57,18 @@ public enum CremaApplication {
     }
 
     /// The HTTP application plus the services that live as long as it does. `onListening` gets the bound
-    /// port once the server accepts connections (the real one when `port` is 0).
+    /// port once the server accepts connections (the real one when `port` is 0); `limits` bound what each
+    /// connection may take (read and idle timeouts, the connection cap).
     public static func build(
-        _ dependencies: Dependencies, host: String, port: Int, logger: Logger, services: [any Service] = [],
-        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        _ dependencies: Dependencies, host: String, port: Int, logger: Logger, limits: ConnectionLimits = .init(),
+        services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
-            router: router(dependencies),
+        let httpRouter = router(dependencies)
+        let routes = RouteTable()
+        routes.record(httpRouter.routes)
+        return Application(
+            router: httpRouter,
+            server: GuardedHTTP1Channel.server(limits: limits, registry: dependencies.registry, routes: routes),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
             // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
             services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger), dependencies.streamHub]

@@ -83,7 +83,8 @@ extension Crema {
             let dispatcher = Dispatcher(
                 store: DeliveryRepository(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
-                dependencies, host: host, port: configuration.port, logger: logger, services: [dispatcher]
+                dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
+                services: [dispatcher]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()

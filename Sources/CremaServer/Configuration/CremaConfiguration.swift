@@ -23,6 +23,8 @@ public struct CremaConfiguration: Sendable {
     public var apns: APNsSettings = .simulator(bundleID: DeliveryPolicy.exampleBundleID)
     /// Customer JWT verification (docs/design.md §9.1); nil accepts no customer tokens.
     public var customerTokens: CustomerTokenSettings?
+    /// Read deadline, idle timeout and connection cap of the HTTP server.
+    public var connectionLimits = ConnectionLimits()
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -44,7 +46,8 @@ public struct CremaConfiguration: Sendable {
     ]
 
     /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
-    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL`.
+    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL` and the
+    /// connection limits (`CREMA_HTTP_READ_TIMEOUT`, `CREMA_HTTP_IDLE_TIMEOUT`, `CREMA_HTTP_MAX_CONNECTIONS`).
     /// Commands that take no requests (`migrate`, `dispatch`) pass `readsAPIKeys: false`: keys they never use
     /// cannot stop them, whatever `CREMA_API_KEYS` holds.
     public init(environment: [String: String], readsAPIKeys: Bool = true) throws(ConfigurationError) {
@@ -67,6 +70,7 @@ public struct CremaConfiguration: Sendable {
         logLevel = environment["LOG_LEVEL"] ?? "info"
         apns = try APNsSettings(environment: environment)
         customerTokens = try CustomerTokenSettings(environment: environment)
+        connectionLimits = try ConnectionLimits(environment: environment)
     }
 }
 

@@ -1,0 +1,203 @@
+import CremaCore
+import CremaServer
+import CremaTestSupport
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import Prometheus
+import ServiceLifecycle
+import Testing
+
+/// The connection guard against a live server on a free port, spoken to over raw TCP: the bytes a stalled,
+/// idle or hostile client sends that an HTTP client library never would. Each test waits for the server's
+/// close (the end of the inbound stream), never for a time.
+@Suite(.timeLimit(.minutes(2))) struct ConnectionLimitTests {
+    @Test func aHalfSentRequestIsClosedByTheReadTimeout() async throws {
+        try await LiveServer.run(.init(readTimeout: .milliseconds(300), idleTimeout: .seconds(600))) { server in
+            let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\n")
+            #expect(answer.isEmpty)
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 1)
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="idle"}"#) == 0)
+        }
+    }
+
+    @Test func aSilentNewConnectionIsClosedByTheReadTimeout() async throws {
+        try await LiveServer.run(.init(readTimeout: .milliseconds(300), idleTimeout: .seconds(600))) { server in
+            let answer = try await server.sendAndReadUntilClosed("")
+            #expect(answer.isEmpty)
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 1)
+        }
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+        try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .milliseconds(300))) { server in
+            let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(answer.hasSuffix(#"{"status":"ok"}"#))
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="idle"}"#) == 1)
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 0)
+        }
+    }
+
+    @Test func aConnectionPastTheCapIsRefusedWhileEarlierOnesAreServed() async throws {
+        try await LiveServer.run(.init(maxConnections: 2)) { server in
+            try await server.connect().executeThenClose { firstIn, firstOut in
+                try await server.connect().executeThenClose { secondIn, secondOut in
+                    var first = firstIn.makeAsyncIterator()
+                    var second = secondIn.makeAsyncIterator()
+                    // An answer on each proves both were accepted (and counted) before the third connects.
+                    #expect(try await LiveServer.exchange(LiveServer.healthRequest, firstOut, &first).hasPrefix("HTTP/1.1 200 OK"))
+                    #expect(try await LiveServer.exchange(LiveServer.healthRequest, secondOut, &second).hasPrefix("HTTP/1.1 200 OK"))
+
+                    let refused = try await server.sendAndReadUntilClosed("")
+                    #expect(refused.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"))
+                    #expect(refused.contains("Retry-After: 1\r\n"))
+                    #expect(LiveServer.errorCode(refused) == "too_many_connections")
+                    #expect(server.metric("crema_http_connections_refused_total") == 1)
+
+                    #expect(try await LiveServer.exchange(LiveServer.healthRequest, firstOut, &first).hasPrefix("HTTP/1.1 200 OK"))
+                    #expect(try await LiveServer.exchange(LiveServer.healthRequest, secondOut, &second).hasPrefix("HTTP/1.1 200 OK"))
+                    #expect(server.metric("crema_http_connections_open") == 2)
+                }
+            }
+        }
+    }
+
+    @Test func connectIsAnsweredWithMethodNotAllowed() async throws {
+        try await LiveServer.run(.init()) { server in
+            let answer = try await server.sendAndReadUntilClosed("CONNECT /v1/orders HTTP/1.1\r\nHost: crema\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+            #expect(answer.contains("Allow: GET, POST\r\n"))
+            #expect(LiveServer.errorCode(answer) == "method_not_allowed")
+        }
+    }
+
+    @Test func anOversizedHeaderGetsTheErrorDocument() async throws {
+        try await LiveServer.run(.init()) { server in
+            let header = String(repeating: "a", count: 100 * 1024)
+            let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\nX-Padding: \(header)\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
+            #expect(LiveServer.errorCode(answer) == "header_too_large")
+            #expect(answer.contains(#""details":{"limit_bytes":81920}"#))
+        }
+    }
+
+    @Test func garbageGetsTheErrorDocument() async throws {
+        try await LiveServer.run(.init()) { server in
+            let answer = try await server.sendAndReadUntilClosed("HELLO\0 there\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+            #expect(LiveServer.errorCode(answer) == "malformed_request")
+        }
+    }
+
+    @Test func theLimitsComeFromTheEnvironment() throws {
+        let limits = try ConnectionLimits(environment: [
+            "CREMA_HTTP_READ_TIMEOUT": "2.5", "CREMA_HTTP_IDLE_TIMEOUT": "30", "CREMA_HTTP_MAX_CONNECTIONS": "100",
+        ])
+        #expect(limits == ConnectionLimits(readTimeout: .milliseconds(2500), idleTimeout: .seconds(30), maxConnections: 100))
+        #expect(try ConnectionLimits(environment: [:]) == ConnectionLimits())
+    }
+
+    @Test(arguments: [
+        ("CREMA_HTTP_READ_TIMEOUT", "0"), ("CREMA_HTTP_IDLE_TIMEOUT", "soon"), ("CREMA_HTTP_MAX_CONNECTIONS", "-1"),
+    ])
+    func aBadLimitIsRefusedNamingTheVariable(_ name: String, _ value: String) {
+        let error = #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: [name: value]) }
+        #expect(error?.description.contains(name) == true)
+    }
+}
+
+/// `CremaApplication.build` on a free port with the given limits, reached over raw TCP.
+struct LiveServer: Sendable {
+    let port: Int
+    let registry: PrometheusCollectorRegistry
+
+    static let healthRequest = "GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n"
+
+    /// Runs the application until `body` returns; not Hummingbird's `.live` tester, whose own idle client
+    /// connection would itself be closed by the short deadlines under test and counted with the rest.
+    static func run(_ limits: ConnectionLimits, _ label: String = #function, _ body: @escaping @Sendable (LiveServer) async throws -> Void)
+        async throws
+    {
+        try await TestDatabase.with(label) { db in
+            let dependencies = try APIHarness.dependencies(pool: db.pool)
+            let (ports, listening) = AsyncStream<Int>.makeStream()
+            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits) { port in
+                listening.yield(port)
+            }
+            let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await services.run() }
+                do {
+                    var iterator = ports.makeAsyncIterator()
+                    try await body(LiveServer(port: try #require(await iterator.next()), registry: dependencies.registry))
+                } catch {
+                    await services.triggerGracefulShutdown()
+                    throw error
+                }
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) { channel in
+            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+        }
+    }
+
+    /// Opens a connection, sends `text` (if any) and returns everything the server sent before it closed.
+    func sendAndReadUntilClosed(_ text: String) async throws -> String {
+        try await connect().executeThenClose { inbound, outbound in
+            // The server may answer and close before all of a large request is written; its answer still counts.
+            if !text.isEmpty { try? await outbound.write(ByteBuffer(string: text)) }
+            var received = ByteBuffer()
+            do {
+                for try await var chunk in inbound { received.writeBuffer(&chunk) }
+            } catch let error as IOError where error.errnoCode == ECONNRESET {
+                // A reset after the answer still ends the stream; what was received before it counts.
+            }
+            return String(buffer: received)
+        }
+    }
+
+    /// The value of one series in the application's registry (0 when absent).
+    func metric(_ series: String) -> Double {
+        for line in registry.emitToString().split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1)) ?? .nan
+        }
+        return 0
+    }
+
+    enum Failure: Error { case closedEarly(String) }
+
+    /// Sends one request on a keep-alive connection and reads its answer, as far as its Content-Length says.
+    static func exchange(
+        _ request: String, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, _ inbound: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    ) async throws -> String {
+        try await outbound.write(ByteBuffer(string: request))
+        var received = ByteBuffer()
+        while var chunk = try await inbound.next() {
+            received.writeBuffer(&chunk)
+            let text = String(buffer: received)
+            guard let end = text.range(of: "\r\n\r\n") else { continue }
+            let length = text[..<end.lowerBound].split(separator: "\r\n")
+                .first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            if text[end.upperBound...].utf8.count >= length { return text }
+        }
+        throw Failure.closedEarly(String(buffer: received))
+    }
+
+    static func errorDocument(_ answer: String) -> [String: Any]? {
+        guard let body = answer.range(of: "\r\n\r\n").map({ answer[$0.upperBound...] }),
+            let json = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        else { return nil }
+        return json["error"] as? [String: Any]
+    }
+
+    static func errorCode(_ answer: String) -> String? { errorDocument(answer)?["code"] as? String }
+}
