@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import CremaCore
 import Foundation
 import HTTPTypes

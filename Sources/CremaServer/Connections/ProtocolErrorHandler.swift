@@ -1,3 +1,5 @@
+import CremaAPI
+import CremaAPNsProtocol
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
