@@ -58,7 +58,7 @@ public struct EmbeddedCluster: Sendable {
             startedHere = true
             let options =
                 "-c listen_addresses='' -k \(Self.quoted(directory.path)) -c unix_socket_permissions=0700 -p \(port) "
-                + "-c max_connections=200"
+                + "-c max_connections=400"
             try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
         }
         try await createDatabaseIfMissing()

@@ -54,7 +54,7 @@ struct Harness {
     func withClient<T>(
         key: APNsSigningKey? = nil,
         trustCA: Bool = true,
-        requestTimeout: Duration = .seconds(20),
+        requestTimeout: Duration = .seconds(60),
         now: @escaping @Sendable () -> Date = { Date() },
         _ body: (APNsClient) async throws -> T
     ) async throws -> T {

@@ -14,7 +14,7 @@ struct TransportTests {
     @Test("A client that does not trust the simulator's CA fails with a TLS error, not an answer")
     func untrustedCertificateFails() async throws {
         try await Harness.with { harness in
-            try await harness.withClient(trustCA: false, requestTimeout: .seconds(3)) { client in
+            try await harness.withClient(trustCA: false, requestTimeout: .seconds(60)) { client in
                 do {
                     let response = try await client.send(Harness.request(.alert))
                     Issue.record("expected a TLS failure, got status \(response.status)")

@@ -34,7 +34,24 @@ extension APIError {
 }
 
 extension APIError: HTTPResponseError {
-    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
+    /// The status with its reason phrase (`HTTPResponse.Status(code:)` alone has none, and the status line would
+    /// read `HTTP/1.1 405 `).
+    public var status: HTTPResponse.Status {
+        switch statusCode {
+        case 400: .badRequest
+        case 401: .unauthorized
+        case 403: .forbidden
+        case 404: .notFound
+        case 405: .methodNotAllowed
+        case 409: .conflict
+        case 413: .contentTooLarge
+        case 422: .unprocessableContent
+        case 431: .requestHeaderFieldsTooLarge
+        case 500: .internalServerError
+        case 503: .serviceUnavailable
+        default: HTTPResponse.Status(code: statusCode)
+        }
+    }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
