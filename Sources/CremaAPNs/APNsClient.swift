@@ -30,7 +30,7 @@ public final class APNsClient: Sendable {
         }
         var http = HTTPClient.Configuration(
             tlsConfiguration: tls,
-            timeout: .init(connect: .seconds(5)),
+            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000 + configuration.connectTimeout.components.attoseconds / 1_000_000_000)),
             connectionPool: .init(idleTimeout: .seconds(3600))
         )
         // ALPN offers h2 first; APNs only speaks HTTP/2, a plain test server may fall back to HTTP/1.1.

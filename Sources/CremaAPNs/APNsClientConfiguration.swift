@@ -14,6 +14,8 @@ public struct APNsClientConfiguration: Sendable {
     public var signingKey: APNsSigningKey
     /// How long one send may take, from queueing for a connection to the last byte of the answer.
     public var requestTimeout: Duration
+    /// How long opening a connection (TCP and TLS) may take before the send fails as a timeout.
+    public var connectTimeout: Duration = .seconds(5)
     /// How long a provider token is reused before a new one is signed (APNs: between 20 and 60 minutes).
     public var tokenLifetime: Duration
 

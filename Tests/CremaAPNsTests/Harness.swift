@@ -61,6 +61,8 @@ struct Harness {
         var configuration = APNsClientConfiguration.singleServer(
             simulator.baseURL, signingKey: key ?? self.key, extraTrustRootsPEMFile: trustCA ? simulator.caFile : nil)
         configuration.requestTimeout = requestTimeout
+        // A loaded test machine can take seconds to connect to the in-process simulator; 5 s is for Apple's servers.
+        configuration.connectTimeout = .seconds(60)
         let client = try APNsClient(configuration: configuration, logger: logger, now: now)
         do {
             let result = try await body(client)

@@ -43,8 +43,11 @@ struct DeliveryHarness: Sendable {
         simConfiguration.bundleID = bundleID
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
-        let client = try APNsClient(
-            configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+        var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile)
+        // Generous bounds: a loaded test machine can take seconds to reach the in-process simulator.
+        configuration.connectTimeout = .seconds(60)
+        configuration.requestTimeout = .seconds(60)
+        let client = try APNsClient(configuration: configuration, logger: logger)
         do {
             try await TestDatabase.with(label) { db in
                 let registry = PrometheusCollectorRegistry()
