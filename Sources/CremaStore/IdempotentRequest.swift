@@ -1,5 +1,3 @@
-public import CremaCore
-
 /// The identity of a POST for idempotency: who sent it, with which key, to which path, with which body.
 public struct IdempotentRequest: Sendable {
     /// The caller's role; keys are scoped to it.
