@@ -30,9 +30,10 @@ public final class APNsClient: Sendable {
         }
         var http = HTTPClient.Configuration(
             tlsConfiguration: tls,
-            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000 + configuration.connectTimeout.components.attoseconds / 1_000_000_000)),
+            timeout: .init(connect: TimeAmount(configuration.connectTimeout)),
             connectionPool: .init(idleTimeout: .seconds(3600))
         )
+        http.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
         // ALPN offers h2 first; APNs only speaks HTTP/2, a plain test server may fall back to HTTP/1.1.
         http.httpVersion = .automatic
         http.decompression = .disabled
@@ -85,11 +86,7 @@ public final class APNsClient: Sendable {
         http.headers = Self.headers(for: request, jwt: token.jwt)
         http.body = .bytes(ByteBuffer(data: request.body))
 
-        let timeout = configuration.requestTimeout
-        let deadline =
-            NIODeadline.now()
-            + .nanoseconds(
-                Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
         do {
             let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
             let body = try await answer.body.collect(upTo: 64 * 1024)
@@ -216,4 +213,11 @@ public final class APNsClient: Sendable {
     }
 
     private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+}
+
+extension TimeAmount {
+    /// A Swift `Duration` as NIO's time amount (nanosecond precision).
+    fileprivate init(_ duration: Duration) {
+        self = .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
 }

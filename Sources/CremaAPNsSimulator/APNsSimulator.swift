@@ -130,6 +130,10 @@ public final class APNsSimulator: Sendable {
     /// Every request received (accepted or refused), oldest first; only those to `token` when given.
     public func records(token: String? = nil) -> [APNsSimulatorRecord] { core.records(token: token) }
 
+    /// Returns once `count` requests to `token` have arrived since the simulator started (a request held by a
+    /// latency fault counts on arrival), for tests that must act while a push is in flight.
+    public func received(token: String, count: Int = 1) async { await core.received(token: token, count: count) }
+
     /// Forgets all records.
     public func clearRecords() { core.clearRecords() }
 

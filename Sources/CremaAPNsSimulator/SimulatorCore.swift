@@ -16,10 +16,21 @@ final class SimulatorCore: Sendable {
         var remaining: Int
     }
 
+    /// A caller waiting for the `count`-th request to a token (see `received(token:count:)`).
+    private struct Arrival {
+        var token: String
+        var count: Int
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
     private struct State {
         var records: [APNsSimulatorRecord] = []
         var faults: [ActiveFault] = []
         var connections = 0
+        /// Requests received per token since start (not trimmed with `records`), and who waits on them.
+        var received: [String: Int] = [:]
+        var arrivals: [Int: Arrival] = [:]
+        var nextArrival = 0
     }
 
     let validator: APNsRequestValidator
@@ -67,15 +78,44 @@ final class SimulatorCore: Sendable {
 
     func clearFaults() { state.withLock { $0.faults.removeAll() } }
 
+    /// Returns once `count` requests to `token` have been received (answered or not: a request held by a latency
+    /// fault counts from its arrival), so a test waits on the event instead of polling.
+    func received(token: String, count: Int) async {
+        let id = state.withLock { state in
+            state.nextArrival += 1
+            return state.nextArrival
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state in
+                    if state.received[token, default: 0] >= count || Task.isCancelled { return true }
+                    state.arrivals[id] = Arrival(token: token, count: count, continuation: continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.arrivals.removeValue(forKey: id) }?.continuation.resume()
+        }
+    }
+
     private func record(_ record: APNsSimulatorRecord) {
-        state.withLock { state in
+        // The record is in `records` before anyone waiting on its arrival resumes.
+        let arrived = state.withLock { state in
             state.records.append(record)
             // Trim in batches so a full log costs one move per tenth of its size, not one per request.
             if state.records.count > maxRecords + maxRecords / 10 {
                 state.records.removeFirst(state.records.count - maxRecords)
             }
+            state.received[record.deviceToken, default: 0] += 1
+            let seen = state.received[record.deviceToken, default: 0]
+            let due = state.arrivals.filter { $0.value.token == record.deviceToken && $0.value.count <= seen }
+            for id in due.keys { state.arrivals.removeValue(forKey: id) }
+            return due.values.map(\.continuation)
         }
+        for continuation in arrived { continuation.resume() }
     }
+
 
     /// Takes one use of the first matching fault.
     private func consume(where matches: (APNsSimulatorFault) -> Bool) -> APNsSimulatorFault? {

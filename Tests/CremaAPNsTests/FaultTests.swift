@@ -88,6 +88,22 @@ struct FaultTests {
         }
     }
 
+    @Test("A test can wait for a held request's arrival: the waiter resumes while the answer is still delayed")
+    func arrivalIsAnEventEvenWhileTheAnswerIsHeld() async throws {
+        try await Harness.with { harness in
+            let request = Harness.request(.alert)
+            // Held far longer than the test could wait: only the arrival can end the wait below.
+            harness.simulator.inject(.latency(milliseconds: 600_000, count: 1))
+            try await harness.withClient(requestTimeout: .seconds(600)) { client in
+                let send = Task { try await client.send(request) }
+                await harness.simulator.received(token: request.deviceToken)
+                #expect(harness.simulator.records(token: request.deviceToken).count == 1)
+                send.cancel()
+                _ = try? await send.value
+            }
+        }
+    }
+
     @Test("Latency within the timeout still delivers the answer")
     func latencyWithinTimeoutDelivers() async throws {
         try await Harness.with { harness in

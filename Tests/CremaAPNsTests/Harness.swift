@@ -55,6 +55,7 @@ struct Harness {
         key: APNsSigningKey? = nil,
         trustCA: Bool = true,
         requestTimeout: Duration = .seconds(60),
+        retriesFailedConnections: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() },
         _ body: (APNsClient) async throws -> T
     ) async throws -> T {
@@ -63,6 +64,7 @@ struct Harness {
         configuration.requestTimeout = requestTimeout
         // A loaded test machine can take seconds to connect to the in-process simulator; 5 s is for Apple's servers.
         configuration.connectTimeout = .seconds(60)
+        configuration.retriesFailedConnections = retriesFailedConnections
         let client = try APNsClient(configuration: configuration, logger: logger, now: now)
         do {
             let result = try await body(client)
