@@ -39,17 +39,13 @@ public struct OrderService: Sendable {
         }
         return try await database.command { transaction in
             if let replay = try await transaction.claim(request, store: placement.storeID) { return replay }
-            let since = at.addingTimeInterval(-OrderTransaction.historyWindow)
-            guard let store = try await transaction.reserveNumber(store: placement.storeID, customerRef: placement.customerRef, historySince: since)
+            guard let store = try await transaction.reserveNumber(store: placement.storeID, customerRef: placement.customerRef, now: at)
             else { throw StoreError.unknownStore(placement.storeID) }
             let order = try Self.decide { () throws(OrderError) in try OrderStateMachine.place(placement, id: id, number: store.number, at: at) }
-            let plan = plan(
-                order: order, previous: nil, event: .placed, storeName: store.storeName, timezone: store.timezone,
-                targets: store.targets, history: store.history, at: at)
+            let plan = plan(order: order, previous: nil, event: .placed, inputs: store.inputs, at: at)
             let answer = try Self.answer(order, status: 201)
             try await transaction.insertPlaced(
-                order, placement: placement, role: role, request: request, storeName: store.storeName, timezone: store.timezone,
-                answer: answer, plan: plan, at: at)
+                order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan, at: at)
             return answer
         }
     }
@@ -60,30 +56,25 @@ public struct OrderService: Sendable {
     ) async throws(StoreError) -> CommandResponse {
         let at = now()
         return try await database.command { transaction in
-            let since = at.addingTimeInterval(-OrderTransaction.historyWindow)
-            guard let locked = try await transaction.lockOrder(id: orderID, historySince: since) else { throw StoreError.unknownOrder }
+            guard let locked = try await transaction.lockOrder(id: orderID, now: at) else { throw StoreError.unknownOrder }
             if let replay = try await transaction.claim(request, store: locked.order.storeID) { return replay }
             let next = try Self.decide { () throws(OrderError) in
                 try OrderStateMachine.apply(event, to: locked.order, expectedVersion: expectedVersion, at: at)
             }
-            let plan = plan(
-                order: next, previous: locked.order, event: event.type, storeName: locked.storeName, timezone: locked.timezone,
-                targets: locked.targets, history: locked.history, at: at)
+            let plan = plan(order: next, previous: locked.order, event: event.type, inputs: locked.inputs, at: at)
             let answer = try Self.answer(next, status: 200)
             try await transaction.appendEvent(
-                event, next: next, role: role, request: request, storeName: locked.storeName, timezone: locked.timezone,
-                answer: answer, plan: plan, at: at)
+                event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan, at: at)
             return answer
         }
     }
 
     private func plan(
-        order: Order, previous: Order?, event: OrderEventType, storeName: String, timezone: String, targets: [PushTarget],
-        history: [DeliveryRecord], at: Date
+        order: Order, previous: Order?, event: OrderEventType, inputs: OrderTransaction.PlanningInputs, at: Date
     ) -> DeliveryPlan {
         let context = DeliveryContext(
-            order: order, previous: previous, event: event, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt,
-            now: at, targets: targets, history: history)
+            order: order, previous: previous, event: event, storeName: inputs.storeName,
+            timeZone: TimeZone(identifier: inputs.timezone) ?? .gmt, now: at, targets: inputs.targets, history: inputs.history)
         return DeliveryPlanner.plan(context, policy: deliveryPolicy)
     }
 

@@ -28,7 +28,7 @@ public struct CustomerRepository: Repository {
     public static let recentWindow: TimeInterval = 24 * 3600
     public static let listLimit = 50
 
-    /// Open orders and those finished within `recentWindow`, newest first.
+    /// Open orders, then those finished within `recentWindow`, each newest first.
     public func orders(customerRef: String) async throws(StoreError) -> [CustomerOrder] {
         try await database {
             try await pool.withConnection { connection in
@@ -37,7 +37,8 @@ public struct CustomerRepository: Repository {
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
                     WHERE customer_ref = \(customerRef)
                       AND (state IN ('queued', 'preparing', 'ready') OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
-                    ORDER BY placed_at DESC, order_id DESC
+                    -- Open orders first, so the cap can only ever drop finished ones.
+                    ORDER BY state IN ('queued', 'preparing', 'ready') DESC, placed_at DESC, order_id DESC
                     LIMIT \(Self.listLimit)
                     """
                 ).map(Self.customerOrder(from:))

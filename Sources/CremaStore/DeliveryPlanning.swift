@@ -20,9 +20,11 @@ enum DeliveryPlanning {
         FROM customer_tokens c, o WHERE c.customer_ref = o.customer_ref AND c.retired_at IS NULL
         """
 
-    /// The select-list columns `targets` and `history` (JSON arrays) over a CTE named `t`.
-    static func selectColumns(since: Date) -> PostgresQuery {
-        """
+    /// The select-list columns `targets` and `history` (JSON arrays, the decisions of the last `historyWindow`
+    /// before `now`) over a CTE named `t`.
+    static func selectColumns(now: Date) -> PostgresQuery {
+        let since = now.addingTimeInterval(-historyWindow)
+        return """
         (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
         (SELECT coalesce(json_agg(h), '[]') FROM (
             SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,

@@ -63,29 +63,33 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// The sentences beside the send-time withdrawal codes, as JSON for the SQL (`code → sentence`).
-    static func withdrawalSentences() -> PostgresJSON {
+    /// The sentences beside the send-time withdrawal codes, as JSON for the SQL (`code → sentence`), built once.
+    /// The SQL falls back to the code itself for a code missing here, so a new code can never null a reason.
+    static let withdrawalSentences: PostgresJSON = {
         let reasons: [DeliveryReason] = [.supersededByNewer, .supersededByEnd, .startOrderFinished, .startActivityRegistered]
         let map = Dictionary(uniqueKeysWithValues: reasons.map { ($0.rawValue, DeliveryOrdering.sentence(for: $0)) })
         // A [String: String] always encodes.
         return (try? PostgresJSON(encoding: map)) ?? PostgresJSON(text: "{}")
-    }
+    }()
 
     /// Pending Live Activity rows that must never go become `superseded` with their send-time reason; rows
     /// another dispatcher holds are skipped (the claim's own check keeps them from being sent meanwhile).
     static func withdrawStale() -> PostgresQuery {
         """
         WITH stale AS (
-            SELECT d.store_id, d.delivery_id,
-                   delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
+            SELECT d.store_id, d.delivery_id, s.code
             FROM delivery_outbox d
-            WHERE d.state = 'pending' AND d.push_type = 'liveactivity'
-              AND delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NOT NULL
+            -- OFFSET 0 keeps the function to one call per row (it cannot be inlined).
+            CROSS JOIN LATERAL (
+                SELECT delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
+                OFFSET 0
+            ) s
+            WHERE d.state = 'pending' AND d.push_type = 'liveactivity' AND s.code IS NOT NULL
             FOR UPDATE OF d SKIP LOCKED
         )
         UPDATE delivery_outbox d
         SET state = 'superseded', finished_at = now(), locked_until = NULL,
-            reason = (\(withdrawalSentences())::jsonb ->> s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
+            reason = coalesce(\(withdrawalSentences)::jsonb ->> s.code, s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
             reason_code = s.code
         FROM stale s WHERE d.store_id = s.store_id AND d.delivery_id = s.delivery_id
         """
@@ -154,7 +158,7 @@ public struct DeliveryRepository: Sendable {
                     SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
                         reason_code = coalesce(r.stale, d.reason_code),
                         reason = CASE WHEN r.stale IS NOT NULL
-                            THEN (\(Self.withdrawalSentences())::jsonb ->> r.stale) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')'
+                            THEN coalesce(\(Self.withdrawalSentences)::jsonb ->> r.stale, r.stale) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')'
                             ELSE d.reason END,
                         run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
                         last_status = coalesce(r.status, d.last_status),

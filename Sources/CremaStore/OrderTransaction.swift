@@ -10,28 +10,28 @@ public import Foundation
 public struct OrderTransaction: Sendable {
     /// The `pg_notify` channel that carries `{"store_id","order_id","version","state"}` after each change.
     public static let changeChannel = "crema_order_changes"
-    /// How far back delivery history is read for planning (budgets, coalescing).
-    public static let historyWindow = DeliveryPlanning.historyWindow
 
     let connection: PostgresConnection
 
-    /// What placing an order reads: the store's next number and name, and the customer's tokens with their
-    /// recent delivery decisions.
-    public struct Placement: Sendable {
-        public var number: Int
+    /// What the core plans a change with, read with the order: the store's name and time zone, and the
+    /// customer's tokens with their decisions of the last `DeliveryPlanning.historyWindow`.
+    public struct PlanningInputs: Sendable {
         public var storeName: String
         public var timezone: String
         public var targets: [PushTarget]
         public var history: [DeliveryRecord]
     }
 
+    /// What placing an order reads: the store's next number, and the planning inputs.
+    public struct Placement: Sendable {
+        public var number: Int
+        public var inputs: PlanningInputs
+    }
+
     /// What applying an event reads, with the order row locked until commit.
     public struct LockedOrder: Sendable {
         public var order: Order
-        public var storeName: String
-        public var timezone: String
-        public var targets: [PushTarget]
-        public var history: [DeliveryRecord]
+        public var inputs: PlanningInputs
     }
 
     /// Claims the key. Returns the stored answer when the same request was seen within the window; throws
@@ -60,8 +60,8 @@ public struct OrderTransaction: Sendable {
     }
 
     /// Takes the store's next order number, and reads the customer's tokens with their decisions since
-    /// `historySince`, in one round trip. Nil for an unknown store.
-    public func reserveNumber(store: String, customerRef: String?, historySince: Date) async throws -> Placement? {
+    /// `now` minus the planning history window, in one round trip. Nil for an unknown store.
+    public func reserveNumber(store: String, customerRef: String?, now: Date) async throws -> Placement? {
         let rows = try await connection.query(
             """
             WITH s AS (
@@ -70,18 +70,16 @@ public struct OrderTransaction: Sendable {
             ), o AS (
                 SELECT s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
             ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
-            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(since: historySince))
+            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(now: now))
             FROM s
             """)
         guard let row = rows.first else { return nil }
-        return Placement(
-            number: try row.decode("number"), storeName: try row.decode("name"), timezone: try row.decode("timezone"),
-            targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row))
+        return Placement(number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone"))
     }
 
-    /// The order, locked, with its store and targets and their decisions since `historySince`, in one round
+    /// The order, locked, with its store and targets and their decisions since `now` minus the planning history window, in one round
     /// trip. Nil for an unknown order.
-    public func lockOrder(id: UUID, historySince: Date) async throws -> LockedOrder? {
+    public func lockOrder(id: UUID, now: Date) async throws -> LockedOrder? {
         let rows = try await connection.query(
             """
             WITH o AS (
@@ -90,22 +88,20 @@ public struct OrderTransaction: Sendable {
                        (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
                 FROM orders WHERE order_id = \(id) FOR UPDATE
             ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
-            SELECT o.*, \(DeliveryPlanning.selectColumns(since: historySince))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(now: now))
             FROM o
             """)
         guard let row = rows.first else { return nil }
-        return LockedOrder(
-            order: try OrderRow.order(from: row), storeName: try row.decode("store_name"), timezone: try row.decode("store_timezone"),
-            targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row))
+        return LockedOrder(order: try OrderRow.order(from: row), inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"))
     }
 
     /// Writes a new order with its `placed` event, projection, stored answer, planned deliveries and
     /// notification in one statement.
     public func insertPlaced(
-        _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, storeName: String, timezone: String,
+        _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
     ) async throws {
-        let projection = try StoredProjection.json(order, storeName: storeName, timezone: timezone, now: at)
+        let projection = try StoredProjection.json(order, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
         try await connection.query(
             """
             WITH inserted AS (
@@ -130,10 +126,10 @@ public struct OrderTransaction: Sendable {
     /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
     /// answer, planned deliveries and notification in one statement.
     public func appendEvent(
-        _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, storeName: String, timezone: String,
+        _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
     ) async throws {
-        let projection = try StoredProjection.json(next, storeName: storeName, timezone: timezone, now: at)
+        let projection = try StoredProjection.json(next, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
         try await connection.query(
             """
             WITH event AS (
@@ -150,6 +146,12 @@ public struct OrderTransaction: Sendable {
             ), \(try DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
             \(Self.notify(next))
             """)
+    }
+
+    private static func inputs(from row: PostgresRow, name: String, timezone: String) throws -> PlanningInputs {
+        PlanningInputs(
+            storeName: try row.decode(name), timezone: try row.decode(timezone), targets: try DeliveryPlanning.targets(from: row),
+            history: try DeliveryPlanning.history(from: row))
     }
 
     private static func storeAnswer(_ answer: CommandResponse, request: IdempotentRequest, store: String) -> PostgresQuery {

@@ -146,7 +146,7 @@ import Testing
             await #expect(throws: StoreError.self) {
                 try await store.database.command { transaction in
                     _ = try await transaction.claim(StoreFixtures.request(), store: "market-st")
-                    _ = try await transaction.reserveNumber(store: "market-st", customerRef: "c-9", historySince: Date())
+                    _ = try await transaction.reserveNumber(store: "market-st", customerRef: "c-9", now: Date())
                     throw DecisionFailed()
                 }
             }

@@ -53,7 +53,7 @@ struct CustomerRoutes {
 
     func putToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let (kind, token) = try Self.tokenParameters(context)
+        let (kind, token) = try TokenRoutes.kindAndToken(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try TokenRoutes.validated($0, field: "replaces") }
         let registered = try await service.database.tokens.putCustomerToken(
@@ -66,7 +66,7 @@ struct CustomerRoutes {
 
     func deleteToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let (kind, token) = try Self.tokenParameters(context)
+        let (kind, token) = try TokenRoutes.kindAndToken(context)
         guard try await service.database.tokens.deleteCustomerToken(customerRef: customer.ref, kind: kind, token: token) else {
             throw APIError.unknownToken
         }
@@ -106,17 +106,5 @@ struct CustomerRoutes {
         return DeliveredActivityState(
             event: push.event, timestamp: aps["timestamp"]?.intValue, contentState: contentState,
             staleDate: aps["stale-date"]?.intValue, dismissalDate: aps["dismissal-date"]?.intValue, deliveredAt: push.sentAt)
-    }
-
-    /// `{kind}` (alert | widget | push-to-start) and `{token}` from the path, checked.
-    static func tokenParameters(_ context: CremaRequestContext) throws -> (PushTargetKind, String) {
-        let kind: PushTargetKind
-        switch context.parameters.get("kind") {
-        case "alert": kind = .alert
-        case "widget": kind = .widget
-        case "push-to-start": kind = .pushToStart
-        default: throw APIError.invalidField(field: "kind", reason: "must be alert, widget or push-to-start")
-        }
-        return (kind, try TokenRoutes.validated(context.parameters.get("token") ?? "", field: "token"))
     }
 }

@@ -67,6 +67,13 @@ struct TokenRoutes {
         } catch {
             throw APIError.order(error)
         }
+        let (kind, token) = try kindAndToken(context)
+        return (ref, kind, token)
+    }
+
+    /// `{kind}` (alert | widget | push-to-start) and `{token}` from the path, decoded and checked; shared with the
+    /// customer's own `/v1/me/tokens/{kind}/{token}`.
+    static func kindAndToken(_ context: CremaRequestContext) throws -> (PushTargetKind, String) {
         let kind: PushTargetKind
         switch try context.pathParameter("kind") {
         case "alert": kind = .alert
@@ -74,7 +81,7 @@ struct TokenRoutes {
         case "push-to-start": kind = .pushToStart
         default: throw APIError.invalidField(field: "kind", reason: "must be alert, widget or push-to-start")
         }
-        return (ref, kind, try validated(try context.pathParameter("token"), field: "token"))
+        return (kind, try validated(try context.pathParameter("token"), field: "token"))
     }
 
     static func validated(_ token: String, field: String) throws(APIError) -> String {
