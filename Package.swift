@@ -91,7 +91,10 @@ let package = Package(
         // MARK: - The application layer: each command as load, decide (core), plan, persist (store), one transaction.
         .target(
             name: "CremaService",
-            dependencies: ["CremaAPI", "CremaCore", "CremaStore"],
+            dependencies: [
+                "CremaAPI", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
 

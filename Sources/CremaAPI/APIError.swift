@@ -19,6 +19,27 @@ public enum APIError: Error, Sendable, Equatable {
     case methodNotAllowed(allowed: [String])
     case unknownOrder
     case unknownStore(String)
+    /// A tenant the caller cannot see: unknown, or another tenant's (docs/tenants.md).
+    case unknownTenant(String)
+    /// A store the caller's key may see but not change, or may not create (a key limited to other stores).
+    case storeNotPermitted(String)
+    /// An API key Crema generated that has expired or been revoked: 401 with its own code, so the client knows to
+    /// ask for a new key rather than retry.
+    case apiKeyExpired
+    case apiKeyRevoked
+    case unknownApp(String)
+    /// The bundle id is already another tenant's app (Apple's bundle ids are globally unique).
+    case bundleTaken(String)
+    case unknownAPNsKey(String)
+    case unknownAPIKey(String)
+    /// A `.p8` that is not a P-256 private key in PEM, or a Key/Team ID of the wrong shape.
+    case invalidAPNsKey(String)
+    /// Storing a `.p8` in the database needs CREMA_MASTER_KEY, which this instance was not given.
+    case masterKeyNotConfigured
+    /// The tenant has no customer token settings yet.
+    case customerTokensNotConfigured
+    /// Tokens belong to an app: the tenant has none yet (or several and the request named none).
+    case appRequired(String)
     /// DELETE of a token that is not registered (or was already retired).
     case unknownToken
     case order(OrderError)
@@ -40,6 +61,18 @@ public enum APIError: Error, Sendable, Equatable {
         case .methodNotAllowed: "method_not_allowed"
         case .unknownOrder: "unknown_order"
         case .unknownStore: "unknown_store"
+        case .unknownTenant: "unknown_tenant"
+        case .storeNotPermitted: "store_not_permitted"
+        case .apiKeyExpired: "api_key_expired"
+        case .apiKeyRevoked: "api_key_revoked"
+        case .unknownApp: "unknown_app"
+        case .bundleTaken: "bundle_id_taken"
+        case .unknownAPNsKey: "unknown_apns_key"
+        case .unknownAPIKey: "unknown_api_key"
+        case .invalidAPNsKey: "invalid_apns_key"
+        case .masterKeyNotConfigured: "master_key_not_configured"
+        case .appRequired: "app_required"
+        case .customerTokensNotConfigured: "customer_tokens_not_configured"
         case .unknownToken: "unknown_token"
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
@@ -53,9 +86,12 @@ public enum APIError: Error, Sendable, Equatable {
     public var statusCode: Int {
         switch self {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
-        case .unauthorized, .customerToken: 401
-        case .forbidden, .customerTokenRequired, .customerForbidden: 403
-        case .notFound, .unknownOrder, .unknownStore, .unknownToken: 404
+        case .unauthorized, .customerToken, .apiKeyExpired, .apiKeyRevoked: 401
+        case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted: 403
+        case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
+            .customerTokensNotConfigured: 404
+        case .masterKeyNotConfigured, .appRequired, .bundleTaken: 409
+        case .invalidAPNsKey: 422
         case .methodNotAllowed: 405
         case .order(.invalidTransition), .order(.versionConflict): 409
         case .order(.invalidValue), .idempotencyMismatch: 422
@@ -91,6 +127,19 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownOrder: "There is no order with this id."
         case .unknownToken: "No such token is registered (it may have been retired after APNs refused it)."
         case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
+        case .unknownTenant(let id): "There is no tenant '\(id)' that this key can see."
+        case .storeNotPermitted(let id): "This key is limited to other stores and cannot change store '\(id)'."
+        case .apiKeyExpired: "This API key has expired; ask the tenant's administrator for a new one."
+        case .apiKeyRevoked: "This API key was revoked; use the key that replaced it."
+        case .unknownApp(let id): "There is no app '\(id)' in this tenant; create it with PUT /v1/admin/tenants/{tenant}/apps/\(id)."
+        case .bundleTaken(let id): "The bundle id '\(id)' is another tenant's app."
+        case .unknownAPNsKey(let id): "There is no APNs key '\(id)' for this app."
+        case .unknownAPIKey(let id): "There is no API key '\(id)' in this tenant."
+        case .invalidAPNsKey(let reason): "The APNs key cannot be used: \(reason)."
+        case .masterKeyNotConfigured:
+            "Storing a .p8 key needs CREMA_MASTER_KEY (base64 of 32 random bytes) on this instance; or register the key by file path (\"p8_path\")."
+        case .appRequired(let reason): reason
+        case .customerTokensNotConfigured: "This tenant has no customer token settings; set them with PUT /v1/admin/tenants/{tenant}/customer-tokens."
         case .order(let error): error.message
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
@@ -105,7 +154,11 @@ public enum APIError: Error, Sendable, Equatable {
         case .invalidField(let field, let reason): ["field": .string(field), "reason": .string(reason)]
         case .forbidden(let role, let allowed):
             ["role": .string(role.rawValue), "allowed_roles": .array(allowed.sorted().map { .string($0.rawValue) })]
-        case .unknownStore(let id): ["store_id": .string(id)]
+        case .unknownStore(let id), .storeNotPermitted(let id): ["store_id": .string(id)]
+        case .unknownTenant(let id): ["tenant": .string(id)]
+        case .unknownApp(let id), .bundleTaken(let id): ["bundle_id": .string(id)]
+        case .unknownAPNsKey(let id): ["key_id": .string(id)]
+        case .unknownAPIKey(let id): ["id": .string(id)]
         case .order(.invalidTransition(let from, let event, let allowed)):
             ["from": .string(from.rawValue), "event": .string(event.rawValue), "allowed": .array(allowed.map { .string($0.rawValue) })]
         case .order(.versionConflict(let expected, let actual, let state)):

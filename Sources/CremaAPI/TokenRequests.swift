@@ -5,10 +5,18 @@ public import Foundation
 public struct ActivityTokenRequest: Codable, Sendable {
     public var token: String
     public var environment: APNsEnvironment
+    /// The app the token came from; absent: the tenant's default app.
+    public var bundleID: String?
 
-    public init(token: String, environment: APNsEnvironment) {
+    enum CodingKeys: String, CodingKey {
+        case token, environment
+        case bundleID = "bundle_id"
+    }
+
+    public init(token: String, environment: APNsEnvironment, bundleID: String? = nil) {
         self.token = token
         self.environment = environment
+        self.bundleID = bundleID
     }
 }
 
@@ -16,10 +24,18 @@ public struct ActivityTokenRequest: Codable, Sendable {
 public struct CustomerTokenRequest: Codable, Sendable {
     public var environment: APNsEnvironment
     public var replaces: String?
+    /// The app the token came from; absent: the tenant's default app.
+    public var bundleID: String?
 
-    public init(environment: APNsEnvironment, replaces: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case environment, replaces
+        case bundleID = "bundle_id"
+    }
+
+    public init(environment: APNsEnvironment, replaces: String? = nil, bundleID: String? = nil) {
         self.environment = environment
         self.replaces = replaces
+        self.bundleID = bundleID
     }
 }
 

@@ -55,6 +55,12 @@ public struct APNsSigningKey: Sendable {
     /// The private key as PKCS#8 PEM, the `.p8` file format.
     public var pkcs8PEM: String { privateKey.pemRepresentation }
 
+    /// The first 16 hex characters of the public key's SHA-256: tells keys apart in listings and logs without
+    /// revealing anything about the private key.
+    public var fingerprint: String {
+        SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// The public key as SubjectPublicKeyInfo PEM: what a server needs to verify this key's tokens.
     public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
 

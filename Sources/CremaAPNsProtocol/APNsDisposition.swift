@@ -10,6 +10,9 @@ public enum APNsDisposition: Sendable, Hashable {
     case retry(after: TimeInterval?)
     /// 403 `ExpiredProviderToken`: sign a new JWT and try again at once.
     case refreshProviderToken
+    /// 403 `InvalidProviderToken`: APNs refuses the key itself (wrong Key ID, Team ID or key, or revoked at Apple).
+    /// A configuration mistake: the key is marked rejected and the push waits for a key APNs accepts.
+    case signingKeyRejected
     /// The token is gone for this topic (410 `Unregistered`/`ExpiredToken`, 400 `BadDeviceToken`,
     /// `DeviceTokenNotForTopic`): retire it, unless it was registered again after `since`.
     case retireToken(since: Date?)
@@ -28,6 +31,8 @@ public enum APNsDisposition: Sendable, Hashable {
             self = .retireToken(since: response.timestamp)
         case (403, "ExpiredProviderToken"):
             self = .refreshProviderToken
+        case (403, "InvalidProviderToken"):
+            self = .signingKeyRejected
         case (429, "TooManyProviderTokenUpdates"):
             // The connection refuses new tokens for a while; the JWT cache must not rotate, only wait.
             self = .retry(after: response.retryAfter ?? 60)

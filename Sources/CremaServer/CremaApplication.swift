@@ -23,6 +23,14 @@ public enum CremaApplication {
         public var streamHeartbeat: Duration = .seconds(15)
         /// Verifies customer tokens for the `/v1/me` routes; nil refuses every customer token.
         public var customerTokens: CustomerTokenVerifier?
+        /// Tenants, apps, APNs keys and API keys; its master key (nil by default) seals `.p8` keys.
+        public var admin: AdminService
+        /// Every tenant's customer token verifiers; `build`/`router` make one from `customerTokens` and the database
+        /// unless a test sets its own.
+        public var customerTokenDirectory: CustomerTokenDirectory?
+        /// Called after an administrator changed an APNs key, so this instance's dispatcher reloads at once
+        /// (other instances reload on their own minute tick).
+        public var apnsKeysChanged: @Sendable () async -> Void = {}
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
@@ -34,6 +42,7 @@ public enum CremaApplication {
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
+            self.admin = AdminService(database: service.database, masterKey: nil)
         }
     }
 
@@ -44,7 +53,14 @@ public enum CremaApplication {
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(middleware: ErrorMiddleware(routes: routes))
-        router.add(middleware: AuthenticationMiddleware(keys: dependencies.keys, customers: dependencies.customerTokens))
+        let customers = dependencies.customerTokenDirectory
+            ?? CustomerTokenDirectory(
+                configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
+                masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
+                now: dependencies.customerTokens?.now ?? Date.init)
+        router.add(
+            middleware: AuthenticationMiddleware(
+                keys: dependencies.keys, generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys), customers: customers))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
@@ -52,6 +68,9 @@ public enum CremaApplication {
         CustomerRoutes(service: dependencies.service).register(on: router)
         StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
         BoardRoutes().register(on: router)
+        AdminRoutes(
+            admin: dependencies.admin, apnsKeysChanged: dependencies.apnsKeysChanged, customerTokensChanged: { await customers.reload() }
+        ).register(on: router)
         routes.record(router.routes)
         return router
     }

@@ -8,8 +8,10 @@ public import Foundation
 /// so a replay answers byte for byte). Routes and tools call this; only `CremaStore` speaks SQL.
 public struct OrderService: Sendable {
     public let database: CremaDatabase
-    /// The numbers and bundle ID the delivery planner uses for every change.
+    /// The numbers the delivery planner uses for every change.
     public let deliveryPolicy: DeliveryPolicy
+    /// The default tenant's app (`CREMA_APNS_TOPIC`): where its tokens registered without an app belong.
+    public let defaultBundleID: String
     private let now: @Sendable () -> Date
     private let makeID: @Sendable () -> UUID
 
@@ -17,17 +19,20 @@ public struct OrderService: Sendable {
     ///   - now: the clock, injected so tests control time.
     ///   - makeID: the order id generator, injected for the same reason.
     public init(
-        database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(bundleID: DeliveryPolicy.exampleBundleID),
-        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+        database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(),
+        defaultBundleID: String = DeliveryPolicy.exampleBundleID, now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
         self.deliveryPolicy = deliveryPolicy
+        self.defaultBundleID = defaultBundleID
         self.now = now
         self.makeID = makeID
     }
 
-    /// Places an order (the `placed` event); answers 201 with the order.
-    public func place(_ placement: OrderPlacement, role: Role, request: IdempotentRequest) async throws(StoreError) -> CommandResponse {
+    /// Places an order (the `placed` event) in a store `scope` reaches; answers 201 with the order.
+    public func place(
+        _ placement: OrderPlacement, in scope: TenantScope, role: Role, request: IdempotentRequest
+    ) async throws(StoreError) -> CommandResponse {
         let at = now()
         let id = makeID()
         // Bad input is refused before any lock is taken or key claimed (and before the store lookup, so an
@@ -37,7 +42,9 @@ public struct OrderService: Sendable {
         } catch {
             throw .rejected(error)
         }
-        return try await database.command { transaction in
+        // A store outside the scope is unknown before any key is claimed, as it is to every read.
+        guard scope.includes(store: placement.storeID) else { throw .unknownStore(placement.storeID) }
+        return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
             if let replay = try await transaction.claim(request, store: placement.storeID) { return replay }
             guard let store = try await transaction.reserveNumber(store: placement.storeID, customerRef: placement.customerRef, now: at)
             else { throw StoreError.unknownStore(placement.storeID) }
@@ -52,10 +59,10 @@ public struct OrderService: Sendable {
 
     /// Applies an event to an existing order; answers 200 with the order as it is after the event.
     public func apply(
-        _ event: OrderEvent, to orderID: UUID, expectedVersion: Int?, role: Role, request: IdempotentRequest
+        _ event: OrderEvent, to orderID: UUID, in scope: TenantScope, expectedVersion: Int?, role: Role, request: IdempotentRequest
     ) async throws(StoreError) -> CommandResponse {
         let at = now()
-        return try await database.command { transaction in
+        return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
             guard let locked = try await transaction.lockOrder(id: orderID, now: at) else { throw StoreError.unknownOrder }
             if let replay = try await transaction.claim(request, store: locked.order.storeID) { return replay }
             let next = try Self.decide { () throws(OrderError) in
@@ -67,6 +74,11 @@ public struct OrderService: Sendable {
                 event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan, at: at)
             return answer
         }
+    }
+
+    /// Only the default tenant falls back to the configured app; another tenant's tokens always name theirs.
+    private func defaultApp(_ scope: TenantScope) -> String? {
+        scope.tenant == TenantScope.defaultTenantName ? defaultBundleID : nil
     }
 
     private func plan(

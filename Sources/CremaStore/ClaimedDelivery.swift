@@ -5,6 +5,9 @@ public import Foundation
 /// An outbox row a dispatcher holds under lease: what to send, and to which token as registered now (a token
 /// rotated after planning is used; a retired one comes back with `tokenRetired`).
 public struct ClaimedDelivery: Sendable, Hashable {
+    public var tenantID: String
+    /// The app whose key signs this push (nil only for rows planned before tenants, which have no topic either).
+    public var bundleID: String?
     public var storeID: String
     public var id: Int64
     public var orderID: UUID
@@ -37,6 +40,9 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case tokenRetired(status: Int, reason: String, since: Date?)
     /// The token was retired or removed before sending: nothing sent.
     case skipped(reason: String)
+    /// APNs refused the app's signing key (InvalidProviderToken): the row waits, the attempt not counted, until
+    /// the app has a key APNs accepts. A configuration mistake never dead-letters a push.
+    case heldForKey(at: Date, status: Int?, reason: String)
 }
 
 /// One outcome for one row.

@@ -1,3 +1,4 @@
+public import CremaCore
 public import CremaPostgres
 
 /// Crema's data in PostgreSQL: one repository per aggregate for reads and housekeeping, and `command` for
@@ -12,6 +13,10 @@ public struct CremaDatabase: Sendable {
     public let idempotency: IdempotencyRepository
     /// The customer's own reads (`/v1/me`), scoped by customer ref.
     public let customers: CustomerRepository
+    public let tenants: TenantRepository
+    public let apnsKeys: APNsKeyRepository
+    public let apiKeys: APIKeyRepository
+    public let customerTokenSettings: CustomerTokenSettingsRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -22,12 +27,21 @@ public struct CremaDatabase: Sendable {
         deliveries = DeliveryRepository(pool: pool)
         idempotency = IdempotencyRepository(pool: pool)
         customers = CustomerRepository(pool: pool)
+        tenants = TenantRepository(pool: pool)
+        apnsKeys = APNsKeyRepository(pool: pool)
+        apiKeys = APIKeyRepository(pool: pool)
+        customerTokenSettings = CustomerTokenSettingsRepository(pool: pool)
     }
 
-    /// Runs one order command in a transaction: committed when `body` returns, rolled back when it throws.
-    public func command<T: Sendable>(_ body: (OrderTransaction) async throws -> sending T) async throws(StoreError) -> T {
+    /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it
+    /// throws. `defaultBundleID` is the app of the default tenant's tokens registered without one.
+    public func command<T: Sendable>(
+        in scope: TenantScope, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
+    ) async throws(StoreError) -> T {
         try await StoreError.translating {
-            try await pool.withTransaction { connection in try await body(OrderTransaction(connection: connection)) }
+            try await pool.withTransaction { connection in
+                try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID))
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ public struct DeliveredActivityPush: Sendable, Hashable {
     public var sentAt: Date
 }
 
-/// The customer's own reads (`/v1/me`). Every query is scoped by `customer_ref` in SQL, so another
+/// The customer's own reads (`/v1/me`). Every query is scoped by tenant and `customer_ref` in SQL, so another
 /// customer's order is simply not found: the caller cannot tell it from one that does not exist.
 public struct CustomerRepository: Repository {
     public let pool: PostgresPool
@@ -29,13 +29,13 @@ public struct CustomerRepository: Repository {
     public static let listLimit = 50
 
     /// Open orders, then those finished within `recentWindow`, each newest first.
-    public func orders(customerRef: String) async throws(StoreError) -> [CustomerOrder] {
+    public func orders(customerRef: String, tenant: String) async throws(StoreError) -> [CustomerOrder] {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
-                    WHERE customer_ref = \(customerRef)
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)
                       AND (state IN ('queued', 'preparing', 'ready') OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
                     -- Open orders first, so the cap can only ever drop finished ones.
                     ORDER BY state IN ('queued', 'preparing', 'ready') DESC, placed_at DESC, order_id DESC
@@ -48,13 +48,13 @@ public struct CustomerRepository: Repository {
 
     /// One of the customer's orders and its last accepted Live Activity push, read in one snapshot; nil when
     /// no order with this id belongs to this customer.
-    public func order(customerRef: String, id: UUID) async throws(StoreError) -> (CustomerOrder, DeliveredActivityPush?)? {
+    public func order(customerRef: String, tenant: String, id: UUID) async throws(StoreError) -> (CustomerOrder, DeliveredActivityPush?)? {
         try await database {
             try await pool.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
-                    WHERE order_id = \(id) AND customer_ref = \(customerRef)
+                    WHERE tenant_id = \(tenant) AND order_id = \(id) AND customer_ref = \(customerRef)
                     """)
                 guard let row = rows.first else { return nil }
                 let order = try Self.customerOrder(from: row)
@@ -62,7 +62,7 @@ public struct CustomerRepository: Repository {
                 let pushes = try await connection.query(
                     """
                     SELECT la_event, body, sent_at FROM delivery_outbox
-                    WHERE store_id = \(order.order.storeID) AND order_id = \(id) AND state = 'sent' AND push_type = 'liveactivity'
+                    WHERE tenant_id = \(tenant) AND store_id = \(order.order.storeID) AND order_id = \(id) AND state = 'sent' AND push_type = 'liveactivity'
                       AND body IS NOT NULL AND sent_at IS NOT NULL
                     ORDER BY apns_timestamp DESC NULLS LAST, sent_at DESC, delivery_id DESC
                     LIMIT 1

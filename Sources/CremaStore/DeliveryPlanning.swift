@@ -10,15 +10,22 @@ enum DeliveryPlanning {
     /// How far back the planner looks: the widget cap counts a rolling day.
     static let historyWindow: TimeInterval = 24 * 60 * 60
 
-    /// A CTE body listing the active targets of `order` (a CTE named `o` with `store_id`, `order_id`,
-    /// `customer_ref`), as `kind, id, environment, registered_at`.
-    static let targetsCTE: StaticString = """
-        SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at
-        FROM push_targets p, o WHERE p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
-        UNION ALL
-        SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8
-        FROM customer_tokens c, o WHERE c.customer_ref = o.customer_ref AND c.retired_at IS NULL
+    /// A CTE body listing the active targets of the order (a CTE named `o` with `tenant_id`, `store_id`,
+    /// `order_id`, `customer_ref`), as `kind, id, environment, registered_at, bundle_id`. A token's app is the one
+    /// it registered with, else the tenant's default app, else `defaultBundleID` (the default tenant's
+    /// `CREMA_APNS_TOPIC`).
+    static func targets(defaultBundleID: String?) -> PostgresQuery {
         """
+        SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
+               coalesce(p.bundle_id, (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id), \(defaultBundleID)) AS bundle_id
+        FROM push_targets p, o
+        WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+        UNION ALL
+        SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
+               coalesce(c.bundle_id, (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id), \(defaultBundleID))
+        FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL
+        """
+    }
 
     /// The select-list columns `targets` and `history` (JSON arrays, the decisions of the last `historyWindow`
     /// before `now`) over a CTE named `t`.
@@ -41,6 +48,7 @@ enum DeliveryPlanning {
         var id: Int64
         var environment: String
         var registered_at: Double
+        var bundle_id: String?
     }
 
     private struct HistoryRow: Decodable {
@@ -59,11 +67,13 @@ enum DeliveryPlanning {
 
     static func targets(from row: PostgresRow) throws -> [PushTarget] {
         try row.decode("targets", as: PostgresJSON.self).decode([TargetRow].self).compactMap { target in
-            guard let kind = PushTargetKind(rawValue: target.kind), let environment = APNsEnvironment(rawValue: target.environment)
+            // A token without an app cannot be signed for; registration refuses those outside the default tenant.
+            guard let kind = PushTargetKind(rawValue: target.kind), let environment = APNsEnvironment(rawValue: target.environment),
+                let bundleID = target.bundle_id
             else { return nil }
             return PushTarget(
                 ref: PushTargetRef(kind: kind, id: target.id), environment: environment,
-                registeredAt: Date(timeIntervalSince1970: target.registered_at))
+                registeredAt: Date(timeIntervalSince1970: target.registered_at), bundleID: bundleID)
         }
     }
 
@@ -96,45 +106,49 @@ enum DeliveryPlanning {
         var run_at: Double
         var la_event: String?
         var apns_timestamp: Int64?
+        var bundle_id: String?
     }
 
-    static func rows(_ plan: DeliveryPlan, at: Date) throws -> PostgresJSON {
+    static func rows(_ plan: DeliveryPlan, targets: [PushTarget], at: Date) throws -> PostgresJSON {
+        let apps = Dictionary(targets.map { ($0.ref, $0.bundleID) }, uniquingKeysWith: { first, _ in first })
         let planned = plan.deliveries.map { d in
             OutboxRow(
                 target_kind: d.target.kind.rawValue, target_id: d.target.id, push_type: d.pushType.rawValue, priority: d.priority,
                 topic: d.topic, collapse_id: d.collapseID, body: d.body.string, expires_at: d.expiration.timeIntervalSince1970,
                 state: "pending", reason_code: d.reason.rawValue, reason: d.sentence, run_at: d.notBefore.timeIntervalSince1970,
-                la_event: d.liveActivityEvent?.rawValue, apns_timestamp: d.apnsTimestamp)
+                la_event: d.liveActivityEvent?.rawValue, apns_timestamp: d.apnsTimestamp, bundle_id: apps[d.target])
         }
         let skipped = plan.skips.map { s in
             OutboxRow(
                 target_kind: s.target?.kind.rawValue, target_id: s.target?.id, push_type: s.pushType?.rawValue, priority: nil,
                 topic: nil, collapse_id: nil, body: nil, expires_at: nil, state: "skipped", reason_code: s.reason.rawValue,
-                reason: s.sentence, run_at: at.timeIntervalSince1970, la_event: nil, apns_timestamp: nil)
+                reason: s.sentence, run_at: at.timeIntervalSince1970, la_event: nil, apns_timestamp: nil, bundle_id: nil)
         }
         return try PostgresJSON(encoding: planned + skipped)
     }
 
     /// CTEs named `outbox` and `superseded` writing `plan` for `order` (to follow other CTEs with a comma).
-    static func writeCTEs(_ plan: DeliveryPlan, order: Order, event: OrderEventType, at: Date) throws -> PostgresQuery {
-        let outbox = try rows(plan, at: at)
+    static func writeCTEs(
+        _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
+    ) throws -> PostgresQuery {
+        let outbox = try rows(plan, targets: targets, at: at)
         let superseded = try PostgresJSON(encoding: plan.superseded)
         return """
             outbox AS (
-                INSERT INTO delivery_outbox (store_id, order_id, order_version, order_event, target_kind, target_id, push_type,
-                                             priority, topic, collapse_id, body, expires_at, state, reason_code, reason, run_at,
-                                             la_event, apns_timestamp, created_at, finished_at)
-                SELECT \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
+                INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                             push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                             run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+                SELECT \(tenant), \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
                        x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
-                       to_timestamp(x.run_at), x.la_event, x.apns_timestamp, \(at),
+                       to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, \(at),
                        CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
                 FROM jsonb_to_recordset(\(outbox)::jsonb) AS x(
                     target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
                     body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
-                    apns_timestamp bigint)
+                    apns_timestamp bigint, bundle_id text)
             ), superseded AS (
                 UPDATE delivery_outbox SET state = 'superseded', finished_at = \(at)
-                WHERE store_id = \(order.storeID) AND state = 'pending'
+                WHERE tenant_id = \(tenant) AND store_id = \(order.storeID) AND state = 'pending'
                   AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text(\(superseded)::jsonb))
             )
             """

@@ -17,30 +17,35 @@ public struct DeliveryRepository: Sendable {
     /// Ordering (`DeliveryOrdering`, migration 005): first withdraws pending rows that must never go (a newer
     /// push of the same activity was planned, or a start's order finished or registered its activity), then
     /// claims a Live Activity row only when no other row of its activity is pending or in flight.
-    public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
+    ///
+    /// `apps`: the bundle ids this dispatcher can sign for; rows of other apps are left for an instance that can
+    /// (nil: every app, for the built-in simulator of a private database).
+    public func claim(limit: Int, lease: Duration, apps: Set<String>?) async throws -> [ClaimedDelivery] {
+        let bundles = apps.map { PostgresTextArray($0.sorted()) }
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let rows = try await pool.withConnection { connection in
             _ = try await connection.query(Self.withdrawStale())
             return try await connection.query(
                 """
                 WITH c AS (
-                    SELECT store_id, delivery_id FROM delivery_outbox d
+                    SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
                     WHERE state = 'pending' AND run_at <= now()
-                      AND delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
-                      AND NOT delivery_sequence_busy(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
+                      AND (\(bundles)::text[] IS NULL OR d.bundle_id = ANY(\(bundles)::text[]))
+                      AND delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
+                      AND NOT delivery_sequence_busy(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
                     ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
                 ), u AS (
                     UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
                            locked_until = now() + make_interval(secs => \(seconds))
-                    FROM c WHERE d.store_id = c.store_id AND d.delivery_id = c.delivery_id
-                    RETURNING d.store_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
+                    FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
+                    RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                               d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
                 )
                 SELECT u.*, coalesce(p.token, ct.token) AS token, coalesce(p.environment, ct.environment) AS environment,
                        coalesce(p.retired_at, ct.retired_at) IS NOT NULL AS retired
                 FROM u
-                LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.target_id = u.target_id
-                LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.token_id = u.target_id
+                LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
+                LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
                 ORDER BY u.delivery_id
                 """)
         }
@@ -51,6 +56,7 @@ public struct DeliveryRepository: Sendable {
                 throw PostgresError(.decoding, detail: "unknown push type")
             }
             return ClaimedDelivery(
+                tenantID: try row.decode("tenant_id"), bundleID: try row.decode("bundle_id", as: String?.self),
                 storeID: try row.decode("store_id"), id: try row.decode("delivery_id"), orderID: try row.decode("order_id"),
                 target: kind.flatMap { kind in targetID.map { PushTargetRef(kind: kind, id: $0) } },
                 pushType: pushType, priority: try row.decode("priority", as: Int?.self),
@@ -77,11 +83,11 @@ public struct DeliveryRepository: Sendable {
     static func withdrawStale() -> PostgresQuery {
         """
         WITH stale AS (
-            SELECT d.store_id, d.delivery_id, s.code
+            SELECT d.tenant_id, d.store_id, d.delivery_id, s.code
             FROM delivery_outbox d
             -- OFFSET 0 keeps the function to one call per row (it cannot be inlined).
             CROSS JOIN LATERAL (
-                SELECT delivery_staleness(d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
+                SELECT delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
                 OFFSET 0
             ) s
             WHERE d.state = 'pending' AND d.push_type = 'liveactivity' AND s.code IS NOT NULL
@@ -91,11 +97,12 @@ public struct DeliveryRepository: Sendable {
         SET state = 'superseded', finished_at = now(), locked_until = NULL,
             reason = coalesce(\(withdrawalSentences)::jsonb ->> s.code, s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
             reason_code = s.code
-        FROM stale s WHERE d.store_id = s.store_id AND d.delivery_id = s.delivery_id
+        FROM stale s WHERE d.tenant_id = s.tenant_id AND d.store_id = s.store_id AND d.delivery_id = s.delivery_id
         """
     }
 
     private struct ResultRow: Encodable {
+        var tenant_id: String
         var store_id: String
         var id: Int64
         var state: String
@@ -106,6 +113,8 @@ public struct DeliveryRepository: Sendable {
         var retire_kind: String?
         var retire_id: Int64?
         var retire_since: Double?
+        /// The attempt does not count: the app's key was refused, a configuration mistake, not the push's.
+        var uncounted: Bool = false
     }
 
     /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone.
@@ -113,7 +122,7 @@ public struct DeliveryRepository: Sendable {
         guard !results.isEmpty else { return }
         let rows = results.map { result -> ResultRow in
             let d = result.delivery
-            var row = ResultRow(store_id: d.storeID, id: d.id, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
+            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, id: d.id, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
             switch result.outcome {
             case .sent(let status, _):
                 row.status = status
@@ -136,6 +145,12 @@ public struct DeliveryRepository: Sendable {
             case .skipped(let reason):
                 row.state = "skipped"
                 row.reason = reason
+            case .heldForKey(let at, let status, let reason):
+                row.state = "pending"
+                row.run_at = at.timeIntervalSince1970
+                row.status = status
+                row.reason = reason
+                row.uncounted = true
             }
             return row
         }
@@ -145,14 +160,14 @@ public struct DeliveryRepository: Sendable {
                 """
                 WITH r AS (
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
-                        store_id text, id bigint, state text, run_at float8, status int, reason text, apns_id uuid,
-                        retire_kind text, retire_id bigint, retire_since float8)
+                        tenant_id text, store_id text, id bigint, state text, run_at float8, status int, reason text, apns_id uuid,
+                        retire_kind text, retire_id bigint, retire_since float8, uncounted boolean)
                 ), checked AS (
                     -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
                     -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
                     SELECT r.*, CASE WHEN r.state = 'pending' THEN delivery_staleness(
-                        d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) END AS stale
-                    FROM r JOIN delivery_outbox d ON d.store_id = r.store_id AND d.delivery_id = r.id
+                        d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) END AS stale
+                    FROM r JOIN delivery_outbox d ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id
                 ), outcome AS (
                     UPDATE delivery_outbox d
                     SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
@@ -161,20 +176,21 @@ public struct DeliveryRepository: Sendable {
                             THEN coalesce(\(Self.withdrawalSentences)::jsonb ->> r.stale, r.stale) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')'
                             ELSE d.reason END,
                         run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
+                        attempts = CASE WHEN r.uncounted THEN d.attempts - 1 ELSE d.attempts END,
                         last_status = coalesce(r.status, d.last_status),
                         -- A push that finally went keeps no reason of an earlier failed attempt.
                         last_reason = CASE WHEN r.state = 'sent' THEN NULL ELSE coalesce(r.reason, d.last_reason) END,
                         apns_id = coalesce(r.apns_id, d.apns_id),
                         sent_at = CASE WHEN r.state = 'sent' THEN now() ELSE d.sent_at END,
                         finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN now() END
-                    FROM checked r WHERE d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
+                    FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
                 ), activity AS (
                     UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind = 'live_activity' AND p.target_id = r.retire_id AND p.retired_at IS NULL
+                    FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = r.tenant_id AND p.target_id = r.retire_id AND p.retired_at IS NULL
                       AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
                 ), customer AS (
                     UPDATE customer_tokens c SET retired_at = now(), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.token_id = r.retire_id
+                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = r.tenant_id AND c.token_id = r.retire_id
                       AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
                 )
                 SELECT 1
@@ -206,8 +222,8 @@ public struct DeliveryRepository: Sendable {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                DELETE FROM delivery_outbox WHERE (store_id, delivery_id) IN (
-                    SELECT store_id, delivery_id FROM delivery_outbox
+                DELETE FROM delivery_outbox WHERE (tenant_id, store_id, delivery_id) IN (
+                    SELECT tenant_id, store_id, delivery_id FROM delivery_outbox
                     WHERE finished_at < now() - make_interval(secs => \(retention)) LIMIT \(batch))
                 RETURNING 1
                 """).count
@@ -228,20 +244,20 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// Every decision for an order, oldest first; nil when there is no such order.
-    public func log(orderID: UUID) async throws -> [DeliveryLogEntry]? {
+    /// Every decision for an order, oldest first; nil when there is no such order in `scope`.
+    public func log(orderID: UUID, in scope: TenantScope) async throws -> [DeliveryLogEntry]? {
         try await pool.withConnection { connection in
             let rows = try await connection.query(
                 """
-                WITH o AS (SELECT store_id, order_id FROM orders WHERE order_id = \(orderID))
+                WITH o AS (SELECT tenant_id, store_id, order_id FROM orders WHERE \(scope.sql) AND order_id = \(orderID))
                 SELECT (SELECT count(*) FROM o) AS found, d.delivery_id, d.order_version, d.order_event, d.target_kind,
                        left(coalesce(p.token, ct.token), 8) AS token, d.push_type, d.la_event, d.priority, d.collapse_id, d.state,
                        d.reason_code, d.reason, d.attempts, d.last_status, d.last_reason, d.apns_id, d.created_at, d.run_at,
                        d.expires_at, d.sent_at, d.finished_at
                 FROM (SELECT 1) one
-                LEFT JOIN (delivery_outbox d JOIN o ON d.store_id = o.store_id AND d.order_id = o.order_id) ON true
-                LEFT JOIN push_targets p ON d.target_kind = 'live_activity' AND p.target_id = d.target_id
-                LEFT JOIN customer_tokens ct ON d.target_kind <> 'live_activity' AND ct.token_id = d.target_id
+                LEFT JOIN (delivery_outbox d JOIN o ON d.tenant_id = o.tenant_id AND d.store_id = o.store_id AND d.order_id = o.order_id) ON true
+                LEFT JOIN push_targets p ON d.target_kind = 'live_activity' AND p.tenant_id = d.tenant_id AND p.target_id = d.target_id
+                LEFT JOIN customer_tokens ct ON d.target_kind <> 'live_activity' AND ct.tenant_id = d.tenant_id AND ct.token_id = d.target_id
                 ORDER BY d.delivery_id
                 """)
             guard let first = rows.first, try first.decode("found", as: Int.self) > 0 else { return nil }

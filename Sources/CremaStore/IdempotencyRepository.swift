@@ -27,4 +27,42 @@ public struct IdempotencyRepository: Repository {
             }
         }
     }
+
+    /// The first answer to an administrative POST with this key in `tenant`, or nil when the key is new; throws
+    /// `idempotencyMismatch` when the key was used for another request. Administrative keys are kept under the
+    /// empty store id (they belong to the tenant, not to a store).
+    public func stored(_ request: IdempotentRequest, tenant: String) async throws(StoreError) -> CommandResponse? {
+        try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT request_path = \(request.path) AND request_body = \(request.body) AS same, response_status, response_body
+                    FROM idempotency_keys
+                    WHERE tenant_id = \(tenant) AND store_id = '' AND scope = \(request.scope) AND idempotency_key = \(request.key)
+                      AND created_at >= now() - make_interval(secs => \(Self.window))
+                    """)
+                guard let row = rows.first else { return nil }
+                guard try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
+                return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
+            }
+        }
+    }
+
+    /// Keeps an administrative POST's answer for replays (the first one wins if two raced).
+    public func remember(_ request: IdempotentRequest, tenant: String, answer: CommandResponse) async throws(StoreError) {
+        try await database {
+            try await pool.withConnection { connection in
+                _ = try await connection.query(
+                    """
+                    INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body,
+                                                  response_status, response_body)
+                    VALUES (\(tenant), '', \(request.scope), \(request.key), \(request.path), \(request.body), \(answer.status), \(answer.body))
+                    ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+                        SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+                            response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body, created_at = now()
+                        WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.window))
+                    """)
+            }
+        }
+    }
 }

@@ -34,18 +34,18 @@ public struct OrderRepository: Repository {
     public static let maxPageSize = 200
 
     /// The order and its history, read in one snapshot so `version` always matches the events.
-    public func order(id: UUID) async throws(StoreError) -> OrderDetail? {
+    public func order(id: UUID, in scope: TenantScope) async throws(StoreError) -> OrderDetail? {
         try await database {
             try await pool.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
-                    "SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders WHERE order_id = \(id)")
+                    "SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders WHERE \(scope.sql) AND order_id = \(id)")
                 guard let row = rows.first else { return nil }
                 let order = try OrderRow.order(from: row)
                 let projection = try row.decode("projection", as: PostgresJSON?.self)?.decode(JSONValue.self)
                 let events = try await connection.query(
                     """
                     SELECT version, event_type, actor_role, occurred_at, data::text AS data FROM order_events
-                    WHERE store_id = \(order.storeID) AND order_id = \(id) ORDER BY version
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(order.storeID) AND order_id = \(id) ORDER BY version
                     """
                 ).map(OrderRow.event(from:))
                 return OrderDetail(order: order, events: events, projection: projection)
@@ -54,7 +54,7 @@ public struct OrderRepository: Repository {
     }
 
     /// A page of a store's orders in placement order, optionally in one state. The cursor is opaque.
-    public func orders(store: String, state: OrderState?, limit: Int, cursor: String?) async throws(StoreError) -> OrderPage {
+    public func orders(store: String, in scope: TenantScope, state: OrderState?, limit: Int, cursor: String?) async throws(StoreError) -> OrderPage {
         let position: OrderCursor?
         if let cursor {
             guard let decoded = OrderCursor(encoded: cursor) else { throw .invalidCursor }
@@ -65,13 +65,13 @@ public struct OrderRepository: Repository {
         let limit = min(max(limit, 1), Self.maxPageSize)
         return try await database {
             try await pool.withConnection { connection in
-                guard try await !connection.query("SELECT 1 FROM stores WHERE store_id = \(store)").isEmpty else {
+                guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
                 let rows = try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns) FROM orders
-                    WHERE store_id = \(store)
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(store)
                       AND (\(state?.rawValue)::text IS NULL OR state = \(state?.rawValue))
                       AND (\(position?.placedAt)::timestamptz IS NULL OR (placed_at, order_id) > (\(position?.placedAt), \(position?.orderID)))
                     ORDER BY placed_at, order_id
@@ -88,16 +88,16 @@ public struct OrderRepository: Repository {
         }
     }
 
-    public func board(store id: String) async throws(StoreError) -> Board {
+    public func board(store id: String, in scope: TenantScope) async throws(StoreError) -> Board {
         try await database {
             try await pool.withConnection { connection in
                 let stores = try await connection.query(
-                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE store_id = \(id)")
+                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE \(scope.sql) AND store_id = \(id)")
                 guard let storeRow = stores.first else { throw StoreError.unknownStore(id) }
                 let rows = try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns) FROM orders
-                    WHERE store_id = \(id) AND state IN ('queued', 'preparing', 'ready')
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(id) AND state IN ('queued', 'preparing', 'ready')
                     ORDER BY placed_at, order_id LIMIT \(Self.boardLimit)
                     """)
                 var columns = Dictionary(uniqueKeysWithValues: OrderState.open.map { ($0, [Order]()) })

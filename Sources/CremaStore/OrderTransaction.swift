@@ -8,10 +8,14 @@ public import Foundation
 /// deliveries and the notification in one statement. Deciding is the caller's (`OrderService`); this type
 /// only reads and writes.
 public struct OrderTransaction: Sendable {
-    /// The `pg_notify` channel that carries `{"store_id","order_id","version","state"}` after each change.
+    /// The `pg_notify` channel that carries `{"tenant_id","store_id","order_id","version","state"}` after each change.
     public static let changeChannel = "crema_order_changes"
 
     let connection: PostgresConnection
+    /// Whose order this is: every statement is filtered by it, so another tenant's (or store's) order is not found.
+    let scope: TenantScope
+    /// The app of a token registered without one, in the default tenant only (`CREMA_APNS_TOPIC`).
+    let defaultBundleID: String?
 
     /// What the core plans a change with, read with the order: the store's name and time zone, and the
     /// customer's tokens with their decisions of the last `DeliveryPlanning.historyWindow`.
@@ -40,9 +44,9 @@ public struct OrderTransaction: Sendable {
     public func claim(_ request: IdempotentRequest, store: String) async throws -> CommandResponse? {
         let claimed = try await connection.query(
             """
-            INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-            VALUES (\(store), \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
-            ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
+            INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+            VALUES (\(scope.tenant), \(store), \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
+            ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
                 SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
                     response_status = 0, response_body = '', created_at = now()
                 WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
@@ -53,23 +57,23 @@ public struct OrderTransaction: Sendable {
             """
             SELECT request_path = \(request.path) AND request_body = \(request.body) AS same,
                    response_status, response_body
-            FROM idempotency_keys WHERE store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+            FROM idempotency_keys WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
             """)
         guard let row = rows.first, try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
         return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
     }
 
     /// Takes the store's next order number, and reads the customer's tokens with their decisions since
-    /// `now` minus the planning history window, in one round trip. Nil for an unknown store.
+    /// `now` minus the planning history window, in one round trip. Nil for a store outside the scope.
     public func reserveNumber(store: String, customerRef: String?, now: Date) async throws -> Placement? {
         let rows = try await connection.query(
             """
             WITH s AS (
-                UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = \(store)
-                RETURNING store_id, next_order_number - 1 AS number, name, timezone
+                UPDATE stores SET next_order_number = next_order_number + 1 WHERE \(scope.sql) AND store_id = \(store)
+                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
             ), o AS (
-                SELECT s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
-            ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+                SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
+            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID)))
             SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(now: now))
             FROM s
             """)
@@ -83,11 +87,11 @@ public struct OrderTransaction: Sendable {
         let rows = try await connection.query(
             """
             WITH o AS (
-                SELECT \(unescaped: OrderRow.columns),
-                       (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
-                       (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
-                FROM orders WHERE order_id = \(id) FOR UPDATE
-            ), t AS (\(unescaped: DeliveryPlanning.targetsCTE))
+                SELECT tenant_id, \(unescaped: OrderRow.columns),
+                       (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
+                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+                FROM orders WHERE \(scope.sql) AND order_id = \(id) FOR UPDATE
+            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID)))
             SELECT o.*, \(DeliveryPlanning.selectColumns(now: now))
             FROM o
             """)
@@ -105,21 +109,21 @@ public struct OrderTransaction: Sendable {
         try await connection.query(
             """
             WITH inserted AS (
-                INSERT INTO orders (store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
+                INSERT INTO orders (tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
                                     state, version, eta, placed_at, updated_at, projection)
-                VALUES (\(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
+                VALUES (\(scope.tenant), \(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
                         \(order.displayName), \(order.locale), \(try PostgresJSON(encoding: order.items))::jsonb,
                         \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
-                RETURNING store_id, order_id
+                RETURNING tenant_id, store_id, order_id
             ), event AS (
-                INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-                SELECT store_id, order_id, 1, 'placed', \(try PostgresJSON(encoding: EventData.placed(placement)))::jsonb,
+                INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                SELECT tenant_id, store_id, order_id, 1, 'placed', \(try PostgresJSON(encoding: EventData.placed(placement)))::jsonb,
                        \(role.rawValue), \(request.key), \(at)
                 FROM inserted
             ), answer AS (
-                \(Self.storeAnswer(answer, request: request, store: order.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, event: .placed, at: at))
-            \(Self.notify(order))
+                \(storeAnswer(answer, request: request, store: order.storeID))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at))
+            \(notify(order))
             """)
     }
 
@@ -133,18 +137,18 @@ public struct OrderTransaction: Sendable {
         try await connection.query(
             """
             WITH event AS (
-                INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-                VALUES (\(next.storeID), \(next.id), \(next.version), \(event.type.rawValue),
+                INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                VALUES (\(scope.tenant), \(next.storeID), \(next.id), \(next.version), \(event.type.rawValue),
                         \(try PostgresJSON(encoding: EventData.of(event)))::jsonb, \(role.rawValue), \(request.key), \(at))
             ), updated AS (
                 UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                        barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
                        cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb
-                WHERE store_id = \(next.storeID) AND order_id = \(next.id)
+                WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
-                \(Self.storeAnswer(answer, request: request, store: next.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, event: event.type, at: at))
-            \(Self.notify(next))
+                \(storeAnswer(answer, request: request, store: next.storeID))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at))
+            \(notify(next))
             """)
     }
 
@@ -154,19 +158,19 @@ public struct OrderTransaction: Sendable {
             history: try DeliveryPlanning.history(from: row))
     }
 
-    private static func storeAnswer(_ answer: CommandResponse, request: IdempotentRequest, store: String) -> PostgresQuery {
+    private func storeAnswer(_ answer: CommandResponse, request: IdempotentRequest, store: String) -> PostgresQuery {
         """
         UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
-        WHERE store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+        WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
         """
     }
 
-    private static func notify(_ order: Order) -> PostgresQuery {
+    private func notify(_ order: Order) -> PostgresQuery {
         let payload: JSONValue = [
-            "store_id": .string(order.storeID), "order_id": .string(order.id.uuidString.lowercased()),
+            "tenant_id": .string(scope.tenant), "store_id": .string(order.storeID), "order_id": .string(order.id.uuidString.lowercased()),
             "version": .number(Double(order.version)), "state": .string(order.state.rawValue),
         ]
         let text = (try? PostgresJSON(encoding: payload).text) ?? "{}"
-        return "SELECT pg_notify(\(changeChannel), \(text))"
+        return "SELECT pg_notify(\(Self.changeChannel), \(text))"
     }
 }

@@ -5,6 +5,12 @@ public import CremaPostgres
 public enum StoreError: Error, Sendable, Equatable {
     case unknownOrder
     case unknownStore(String)
+    case unknownTenant(String)
+    case unknownApp(String)
+    /// The bundle id is another tenant's app.
+    case bundleTaken(String)
+    /// A token registered for a tenant that has no app yet.
+    case appRequired
     /// The Idempotency-Key was used before with another request.
     case idempotencyMismatch
     /// The core refused the command.
@@ -18,6 +24,10 @@ public enum StoreError: Error, Sendable, Equatable {
         switch self {
         case .unknownOrder: "unknown_order"
         case .unknownStore: "unknown_store"
+        case .unknownTenant: "unknown_tenant"
+        case .unknownApp: "unknown_app"
+        case .bundleTaken: "bundle_id_taken"
+        case .appRequired: "app_required"
         case .idempotencyMismatch: "idempotency_mismatch"
         case .rejected(let error): error.code
         case .invalidTimezone: "invalid_value"

@@ -7,16 +7,19 @@ public struct StoreRepository: Repository {
 
     public init(pool: PostgresPool) { self.pool = pool }
 
-    /// Creates or renames a store; `created` tells which.
-    public func put(id: String, name: String, timezone: String) async throws(StoreError) -> (store: Store, created: Bool) {
+    /// Creates or renames one of `tenant`'s stores; `created` tells which. Store ids are unique within a tenant.
+    public func put(id: String, name: String, timezone: String, tenant: String) async throws(StoreError) -> (store: Store, created: Bool) {
         try await database {
             try await pool.withConnection { connection in
+                guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant)").isEmpty else {
+                    throw StoreError.unknownTenant(tenant)
+                }
                 let known = try await connection.query("SELECT 1 FROM pg_timezone_names WHERE name = \(timezone)")
                 guard !known.isEmpty else { throw StoreError.invalidTimezone(timezone) }
                 let rows = try await connection.query(
                     """
-                    INSERT INTO stores (store_id, name, timezone) VALUES (\(id), \(name), \(timezone))
-                    ON CONFLICT (store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now()
+                    INSERT INTO stores (tenant_id, store_id, name, timezone) VALUES (\(tenant), \(id), \(name), \(timezone))
+                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now()
                     RETURNING store_id, name, timezone, created_at, updated_at, (xmax = 0) AS created
                     """)
                 let row = rows[0]
@@ -25,11 +28,12 @@ public struct StoreRepository: Repository {
         }
     }
 
-    public func store(id: String) async throws(StoreError) -> Store? {
+    /// The store, when `scope` reaches it.
+    public func store(id: String, in scope: TenantScope) async throws(StoreError) -> Store? {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
-                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE store_id = \(id)"
+                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE \(scope.sql) AND store_id = \(id)"
                 ).first.map(Self.store(from:))
             }
         }

@@ -26,20 +26,20 @@ public struct StreamRepository: Repository {
     /// Stream numbers are taken at insert time, so a transaction can commit after one that took a higher number.
     /// Only events written by transactions older than every transaction still running are read, so once the
     /// cursor passes a number no event with a lower number can appear later.
-    public func streamChanges(store: String, after cursor: Int64, limit: Int = streamPageSize) async throws(StoreError) -> [StreamChange] {
+    public func streamChanges(store: String, tenant: String, after cursor: Int64, limit: Int = streamPageSize) async throws(StoreError) -> [StreamChange] {
         try await database {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     WITH changed AS (
                         SELECT order_id, max(stream_seq) AS seq FROM order_events
-                        WHERE store_id = \(store) AND stream_seq > \(cursor)
+                        WHERE tenant_id = \(tenant) AND store_id = \(store) AND stream_seq > \(cursor)
                           AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
                         GROUP BY order_id ORDER BY seq LIMIT \(limit)
                     )
                     SELECT changed.seq, \(unescaped: OrderRow.columns), projection::text AS projection
                     FROM changed JOIN orders USING (order_id)
-                    WHERE orders.store_id = \(store)
+                    WHERE orders.tenant_id = \(tenant) AND orders.store_id = \(store)
                     ORDER BY changed.seq
                     """)
                 return try rows.map { row in
@@ -52,16 +52,16 @@ public struct StreamRepository: Repository {
     }
 
     /// The cursor of the store's newest readable event (0 when it has none): where a new subscriber starts.
-    public func streamHead(store: String) async throws(StoreError) -> Int64 {
+    public func streamHead(store: String, in scope: TenantScope) async throws(StoreError) -> Int64 {
         try await database {
             try await pool.withConnection { connection in
-                guard try await !connection.query("SELECT 1 FROM stores WHERE store_id = \(store)").isEmpty else {
+                guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
                 let rows = try await connection.query(
                     """
                     SELECT coalesce(max(stream_seq), 0)::bigint AS head FROM order_events
-                    WHERE store_id = \(store) AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
                     """)
                 return try rows.first?.decode("head", as: Int64.self) ?? 0
             }
@@ -69,33 +69,35 @@ public struct StreamRepository: Repository {
     }
 
     /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds.
-    public func issueStreamTicket(_ ticket: String, store: String, lifetime: TimeInterval) async throws(StoreError) {
+    public func issueStreamTicket(_ ticket: String, store: String, in scope: TenantScope, lifetime: TimeInterval) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
-                guard try await !connection.query("SELECT 1 FROM stores WHERE store_id = \(store)").isEmpty else {
+                guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
                 _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < now()")
                 _ = try await connection.query(
                     """
-                    INSERT INTO stream_tickets (store_id, ticket_hash, expires_at)
-                    VALUES (\(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)))
+                    INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at)
+                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)))
                     """)
             }
         }
     }
 
-    /// Uses up a ticket: true when it was issued for `store`, unused and unexpired (it is deleted either way).
-    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> Bool {
+    /// Uses up a ticket: the tenant it was issued in when it was issued for `store`, unused and unexpired (it is
+    /// deleted either way). The ticket is the credential here, as a key is elsewhere, so it is looked up by itself.
+    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> String? {
         try await database {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     DELETE FROM stream_tickets
                     WHERE store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket), 'UTF8'))
-                    RETURNING expires_at > now() AS valid
+                    RETURNING tenant_id, expires_at > now() AS valid
                     """)
-                return try rows.first?.decode("valid", as: Bool.self) ?? false
+                guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
+                return try row.decode("tenant_id", as: String.self)
             }
         }
     }

@@ -23,30 +23,35 @@ public struct TokenRepository: Repository {
     /// already planned go to the new token. A token moved from another order is taken from it.
     /// With `customerRef` (a customer's own token, `/v1/me`) the order must be that customer's (else
     /// `unknownOrder`, as if it did not exist), and only that customer's other orders can lose the token.
+    /// `bundleID` names the app the token came from; nil means the tenant's default app (docs/tenants.md).
     public func putActivityToken(
-        orderID: UUID, token: String, environment: APNsEnvironment, customerRef: String? = nil
+        orderID: UUID, in scope: TenantScope, token: String, environment: APNsEnvironment, bundleID: String?,
+        customerRef: String? = nil
     ) async throws(StoreError) -> RegisteredToken {
         try await database {
             try await pool.withTransaction { connection in
                 let orders = try await connection.query(
                     """
                     SELECT store_id FROM orders
-                    WHERE order_id = \(orderID) AND (\(customerRef)::text IS NULL OR customer_ref = \(customerRef)) FOR SHARE
+                    WHERE \(scope.sql) AND order_id = \(orderID) AND (\(customerRef)::text IS NULL OR customer_ref = \(customerRef)) FOR SHARE
                     """)
                 guard let store: String = try orders.first?.decode("store_id") else { throw StoreError.unknownOrder }
+                let app = try await Self.app(bundleID, tenant: scope.tenant, on: connection)
                 try await connection.query(
                     """
                     UPDATE push_targets SET retired_at = now(), retired_reason = 'reassigned'
-                    WHERE store_id = \(store) AND token = \(token) AND order_id <> \(orderID) AND retired_at IS NULL
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND token = \(token) AND order_id <> \(orderID) AND retired_at IS NULL
                       AND (\(customerRef)::text IS NULL
-                           OR order_id IN (SELECT order_id FROM orders WHERE store_id = \(store) AND customer_ref = \(customerRef)))
+                           OR order_id IN (SELECT order_id FROM orders
+                                           WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND customer_ref = \(customerRef)))
                     """)
                 let rows = try await connection.query(
                     """
-                    INSERT INTO push_targets (store_id, kind, order_id, token, environment)
-                    VALUES (\(store), 'live_activity', \(orderID), \(token), \(environment.rawValue))
-                    ON CONFLICT (store_id, order_id) WHERE retired_at IS NULL DO UPDATE
-                        SET token = EXCLUDED.token, environment = EXCLUDED.environment, updated_at = now()
+                    INSERT INTO push_targets (tenant_id, store_id, kind, order_id, token, environment, bundle_id)
+                    VALUES (\(scope.tenant), \(store), 'live_activity', \(orderID), \(token), \(environment.rawValue), \(app))
+                    ON CONFLICT (tenant_id, store_id, order_id) WHERE retired_at IS NULL DO UPDATE
+                        SET token = EXCLUDED.token, environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id,
+                            updated_at = now()
                     RETURNING target_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(
@@ -57,15 +62,15 @@ public struct TokenRepository: Repository {
     }
 
     /// Forgets an order's Live Activity token (the activity ended on the device). False when none was set.
-    public func deleteActivityToken(orderID: UUID) async throws(StoreError) -> Bool {
+    public func deleteActivityToken(orderID: UUID, in scope: TenantScope) async throws(StoreError) -> Bool {
         try await database {
             try await pool.withTransaction { connection in
-                let orders = try await connection.query("SELECT store_id FROM orders WHERE order_id = \(orderID)")
+                let orders = try await connection.query("SELECT store_id FROM orders WHERE \(scope.sql) AND order_id = \(orderID)")
                 guard let store: String = try orders.first?.decode("store_id") else { throw StoreError.unknownOrder }
                 let rows = try await connection.query(
                     """
                     UPDATE push_targets SET retired_at = now(), retired_reason = 'unregistered by the app'
-                    WHERE store_id = \(store) AND order_id = \(orderID) AND retired_at IS NULL RETURNING 1
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND order_id = \(orderID) AND retired_at IS NULL RETURNING 1
                     """)
                 return !rows.isEmpty
             }
@@ -75,23 +80,25 @@ public struct TokenRepository: Repository {
     /// Registers a customer's alert, widget or push-to-start token; `replaces` retires the token it rotates from.
     /// Registering a token again refreshes it (and its registration time, which a later 410 is compared with).
     public func putCustomerToken(
-        customerRef: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, replaces: String?
+        customerRef: String, tenant: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, bundleID: String?,
+        replaces: String?
     ) async throws(StoreError) -> RegisteredToken {
         try await database {
             try await pool.withTransaction { connection in
+                let app = try await Self.app(bundleID, tenant: tenant, on: connection)
                 if let replaces, replaces != token {
                     try await connection.query(
                         """
                         UPDATE customer_tokens SET retired_at = now(), retired_reason = 'rotated'
-                        WHERE customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(replaces) AND retired_at IS NULL
+                        WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(replaces) AND retired_at IS NULL
                         """)
                 }
                 let rows = try await connection.query(
                     """
-                    INSERT INTO customer_tokens (customer_ref, kind, token, environment)
-                    VALUES (\(customerRef), \(kind.rawValue), \(token), \(environment.rawValue))
-                    ON CONFLICT (customer_ref, kind, token) WHERE retired_at IS NULL DO UPDATE
-                        SET environment = EXCLUDED.environment, updated_at = now()
+                    INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment, bundle_id)
+                    VALUES (\(tenant), \(customerRef), \(kind.rawValue), \(token), \(environment.rawValue), \(app))
+                    ON CONFLICT (tenant_id, customer_ref, kind, token) WHERE retired_at IS NULL DO UPDATE
+                        SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = now()
                     RETURNING token_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(
@@ -102,16 +109,34 @@ public struct TokenRepository: Repository {
     }
 
     /// Unregisters a customer token. False when it was not registered.
-    public func deleteCustomerToken(customerRef: String, kind: PushTargetKind, token: String) async throws(StoreError) -> Bool {
+    public func deleteCustomerToken(customerRef: String, tenant: String, kind: PushTargetKind, token: String) async throws(StoreError) -> Bool {
         try await database {
             try await pool.withConnection { connection in
                 !(try await connection.query(
                     """
                     UPDATE customer_tokens SET retired_at = now(), retired_reason = 'unregistered by the app'
-                    WHERE customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(token) AND retired_at IS NULL
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(token)
+                      AND retired_at IS NULL
                     RETURNING 1
                     """)).isEmpty
             }
         }
+    }
+
+    /// The app a token registers under: the one named (which must be the tenant's), else the tenant's default app.
+    /// Nil only for the default tenant with no app in the database: its single app is `CREMA_APNS_TOPIC`.
+    static func app(_ bundleID: String?, tenant: String, on connection: PostgresConnection) async throws -> String? {
+        let rows = try await connection.query(
+            """
+            SELECT (SELECT default_bundle_id FROM tenants WHERE tenant_id = \(tenant)) AS fallback,
+                   EXISTS (SELECT 1 FROM apps WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID)) AS named
+            """)
+        if let bundleID {
+            guard try rows[0].decode("named", as: Bool.self) else { throw StoreError.unknownApp(bundleID) }
+            return bundleID
+        }
+        let fallback = try rows[0].decode("fallback", as: String?.self)
+        guard fallback != nil || tenant == TenantScope.defaultTenantName else { throw StoreError.appRequired }
+        return fallback
     }
 }

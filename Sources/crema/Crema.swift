@@ -15,7 +15,7 @@ struct Crema: AsyncParsableCommand {
             CREMA_APNS_URL (default: Apple's hosts by token environment) and CREMA_APNS_CA_FILE.
             With no database configured, Crema runs its own private PostgreSQL cluster under .crema/.
             """,
-        subcommands: [Serve.self, Dispatch.self, Migrate.self, Postgres.self, APNsSim.self],
+        subcommands: [Serve.self, Dispatch.self, Migrate.self, Admin.self, Postgres.self, APNsSim.self],
         defaultSubcommand: Serve.self)
 
     /// ArgumentParser's own `main`, except that a `RuntimeError` is one line on standard error and its own exit

@@ -24,7 +24,7 @@ import Testing
         (403, "BadCertificateEnvironment", .deadLetter),
         (403, "ExpiredProviderToken", .refreshProviderToken),
         (403, "Forbidden", .deadLetter),
-        (403, "InvalidProviderToken", .deadLetter),
+        (403, "InvalidProviderToken", .signingKeyRejected),
         (403, "MissingProviderToken", .deadLetter),
         (403, "UnrelatedKeyIdInToken", .deadLetter),
         (403, "BadEnvironmentKeyIdInToken", .deadLetter),

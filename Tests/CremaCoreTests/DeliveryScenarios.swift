@@ -5,7 +5,7 @@ import Foundation
 /// Order changes and token sets for the delivery planner's tables: each scenario is one event applied by the
 /// real state machine, so the planner only ever sees transitions that can happen.
 enum DeliveryScenarios {
-    static let policy = DeliveryPolicy(bundleID: "cafe.crema.app", highPriorityPerActivityPerHour: 2)
+    static let policy = DeliveryPolicy(highPriorityPerActivityPerHour: 2)
     static let now = Fixtures.now
 
     static let activity = PushTargetRef(kind: .liveActivity, id: 1)
@@ -60,7 +60,7 @@ enum DeliveryScenarios {
         return DeliveryContext(
             order: order, previous: previous, event: event, storeName: "Market St",
             timeZone: TimeZone(identifier: "America/Los_Angeles")!, now: time,
-            targets: tokens.map { PushTarget(ref: $0, environment: .production, registeredAt: now.addingTimeInterval(-3600)) },
+            targets: tokens.map { PushTarget(ref: $0, environment: .production, registeredAt: now.addingTimeInterval(-3600), bundleID: "cafe.crema.app") },
             history: history)
     }
 

@@ -32,7 +32,7 @@ struct OutboxModel {
         var claimedAt: Int
     }
 
-    static let policy = DeliveryPolicy(bundleID: "cafe.crema.app", highPriorityPerActivityPerHour: 2)
+    static let policy = DeliveryPolicy(highPriorityPerActivityPerHour: 2)
     static let pushToStart = PushTargetRef(kind: .pushToStart, id: 2)
     static let alert = PushTargetRef(kind: .alert, id: 3)
     static let widget = PushTargetRef(kind: .widget, id: 4)
@@ -55,7 +55,7 @@ struct OutboxModel {
     init(refs: [PushTargetRef], now: Date = Fixtures.now) {
         self.now = now
         self.order = try! OrderStateMachine.place(Fixtures.placement(), id: Fixtures.order(in: .queued).id, number: 42, at: now)
-        self.targets = refs.map { PushTarget(ref: $0, environment: .production, registeredAt: now.addingTimeInterval(-60)) }
+        self.targets = refs.map { PushTarget(ref: $0, environment: .production, registeredAt: now.addingTimeInterval(-60), bundleID: "cafe.crema.app") }
         if refs.contains(Self.activity) { registeredWhileOpen = true }
         plan(previous: nil, event: .placed)
     }
@@ -82,7 +82,7 @@ struct OutboxModel {
             // The app registers the token of an activity it was pushed (a start APNs accepted).
             let started = accepted.contains { $0.row.liveActivityEvent == .start }
             guard started, !targets.contains(where: { $0.kind == .liveActivity }) else { return }
-            targets.append(PushTarget(ref: Self.activity, environment: .production, registeredAt: now))
+            targets.append(PushTarget(ref: Self.activity, environment: .production, registeredAt: now, bundleID: "cafe.crema.app"))
             if !order.state.isTerminal { registeredWhileOpen = true }
         case .tick(let seconds):
             now = now.addingTimeInterval(TimeInterval(seconds))

@@ -19,11 +19,22 @@ struct APIHarness {
         .pos: "pos-test-key-0000000001", .barista: "barista-test-key-00001", .dashboard: "dashboard-test-key-0001",
         .app: "app-test-key-0000000001",
     ]
-    static var apiKeys: APIKeys { APIKeys(keys.map { ($0.key, $0.value) }) }
+    /// The bootstrap admin key (`CREMA_ADMIN_KEY`).
+    static let adminKey = "admin-test-key-00000001"
+    /// `CREMA_MASTER_KEY` of the harness: 32 fixed bytes, base64.
+    static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+    static var apiKeys: APIKeys {
+        var keys = APIKeys(keys.map { ($0.key, $0.value) })
+        try! keys.addAdmin(adminKey)
+        return keys
+    }
 
     static func dependencies(pool: PostgresPool) throws -> CremaApplication.Dependencies {
-        .init(
-            pool: pool, service: OrderService(database: CremaDatabase(pool: pool)), migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
+        let service = OrderService(database: CremaDatabase(pool: pool))
+        var dependencies = CremaApplication.Dependencies(
+            pool: pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
+        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey))
+        return dependencies
     }
 
     /// Runs `body` with a client of an application on a fresh database; customer tokens are those of

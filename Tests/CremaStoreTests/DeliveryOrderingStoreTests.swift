@@ -23,10 +23,10 @@ import Testing
 
     /// An order with a registered Live Activity token, and the token's target id.
     func activityOrder(_ store: OrderService, posRef: String) async throws -> (UUID, Int64) {
-        let placed = try await store.place(StoreFixtures.placement(posRef: posRef), role: .pos, request: StoreFixtures.request())
+        let placed = try await store.place(StoreFixtures.placement(posRef: posRef), in: .default, role: .pos, request: StoreFixtures.request())
         let id = try StoreFixtures.orderID(placed)
         let token = (0..<32).map { String(format: "%02x", ($0 + posRef.count) & 0xff) }.joined() + posRef.unicodeScalars.map { String(format: "%02x", $0.value & 0xff) }.joined()
-        let registered = try await store.database.tokens.putActivityToken(orderID: id, token: token, environment: .sandbox)
+        let registered = try await store.database.tokens.putActivityToken(orderID: id, in: .default, token: token, environment: .sandbox, bundleID: nil)
         return (id, registered.ref.id)
     }
 
@@ -90,7 +90,7 @@ import Testing
                     if DeliveryOrdering.decide(snapshot[index], among: snapshot, order: facts) == .send { expected[index].state = .inflight }
                 }
 
-                _ = try await deliveries.claim(limit: 1_000, lease: .seconds(60))
+                _ = try await deliveries.claim(limit: 1_000, lease: .seconds(60), apps: nil)
                 let actual = try await states(db, order: order)
                 for row in expected {
                     #expect(actual[row.id]?.0 == row.state.rawValue, "trial \(trial), row \(row.id): \(rows.map { ($0.id, $0.liveActivityEvent, $0.state) })")
@@ -108,15 +108,15 @@ import Testing
             let (order, target) = try await activityOrder(store, posRef: "T-x")
             let deliveries = DeliveryRepository(pool: db.pool)
             _ = try await insert(db, order: order, target: target, event: .update, state: .pending)
-            let update = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60)).first)
+            let update = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
             let end = try await insert(db, order: order, target: target, event: .end, state: .pending)
             // The end waits for the update in flight.
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60)).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
             try await deliveries.record([DeliveryResult(delivery: update, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))])
             let after = try await states(db, order: order)
             #expect(after[update.id]?.0 == "superseded")
             #expect(after[update.id]?.1 == "superseded_by_end")
-            let next = try await deliveries.claim(limit: 10, lease: .seconds(60))
+            let next = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
             #expect(next.map(\.id) == [end])
         }
     }
@@ -126,18 +126,18 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.database.tokens.putCustomerToken(
-                customerRef: "c-9", kind: .pushToStart, token: String(repeating: "cd", count: 40), environment: .production, replaces: nil)
-            let placed = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
+                customerRef: "c-9", tenant: "default", kind: .pushToStart, token: String(repeating: "cd", count: 40), environment: .production, bundleID: nil, replaces: nil)
+            let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
             let order = try StoreFixtures.orderID(placed)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let start = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60)).first)
+            let start = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
             _ = try await store.apply(
-                .canceled(reason: "left"), to: order, expectedVersion: nil, role: .pos, request: StoreFixtures.request(scope: "pos"))
+                .canceled(reason: "left"), to: order, in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request(scope: "pos"))
             try await deliveries.record([DeliveryResult(delivery: start, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))])
             let after = try await states(db, order: order)
             #expect(after[start.id]?.0 == "superseded")
             #expect(after[start.id]?.1 == "start_order_finished")
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60)).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
         }
     }
 }

@@ -14,11 +14,11 @@ import Testing
     func pendingAlert(_ db: TestDatabase) async throws -> (OrderService, UUID) {
         let store = try await StoreFixtures.store(in: db)
         _ = try await store.database.tokens.putCustomerToken(
-            customerRef: "c-9", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production, replaces: nil)
-        let placed = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
+            customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production, bundleID: nil, replaces: nil)
+        let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
         let id = try StoreFixtures.orderID(placed)
         _ = try await store.apply(
-            .ready(pickupPoint: "counter"), to: id, expectedVersion: nil, role: .barista,
+            .ready(pickupPoint: "counter"), to: id, in: .default, expectedVersion: nil, role: .barista,
             request: StoreFixtures.request(scope: "barista"))
         return (store, id)
     }
@@ -28,12 +28,12 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let first = try await deliveries.claim(limit: 10, lease: .seconds(60))
+            let first = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
             #expect(first.count == 1)
             #expect(first.first?.token == String(repeating: "ab", count: 32))
             #expect(first.first?.attempts == 1)
             #expect(first.first?.pushType == .alert)
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60)).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
         }
     }
 
@@ -42,12 +42,12 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1))
+            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1), apps: nil)
             try await Task.sleep(for: .milliseconds(20))
             #expect(try await deliveries.rescueExpiredLeases() == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "pending")
             try await db.pool.withConnection { c in _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1") }
-            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1))
+            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1), apps: nil)
             try await Task.sleep(for: .milliseconds(20))
             #expect(try await deliveries.rescueExpiredLeases() == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "dead")
@@ -59,10 +59,10 @@ import Testing
         try await TestDatabase.with { db in
             let (_, id) = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60))
+            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
             try await deliveries.record([DeliveryResult(delivery: claimed[0], outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))])
             #expect(try await db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self) == 1)
-            let log = try #require(try await deliveries.log(orderID: id))
+            let log = try #require(try await deliveries.log(orderID: id, in: .default))
             let alert = try #require(log.first { $0.state == "dead" })
             #expect(alert.apnsStatus == 410)
             #expect(alert.apnsReason == "Unregistered")

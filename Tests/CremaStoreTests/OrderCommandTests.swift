@@ -11,15 +11,15 @@ import Testing
     @Test func anOrderWalkedThroughItsLifeHasOneEventPerVersion() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            let placed = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
+            let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
             let id = try StoreFixtures.orderID(placed)
             let events: [(OrderEvent, Role)] = [(.started(barista: "Sam"), .barista), (.ready(pickupPoint: "counter"), .barista), (.pickedUp, .pos)]
             for (event, role) in events {
                 _ = try await store.apply(
-                    event, to: id, expectedVersion: nil, role: role,
+                    event, to: id, in: .default, expectedVersion: nil, role: role,
                     request: StoreFixtures.request(path: "events", scope: role.rawValue))
             }
-            let detail = try #require(try await store.database.orders.order(id: id))
+            let detail = try #require(try await store.database.orders.order(id: id, in: .default))
             #expect(detail.order.state == .pickedUp)
             #expect(detail.order.version == 4)
             #expect(detail.order.pickupPoint == "counter")
@@ -33,12 +33,12 @@ import Testing
     @Test func ordersAreNumberedPerStore() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC")
+            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             var numbers: [Int] = []
             for storeID in ["market-st", "market-st", "pier-39"] {
                 let response = try await store.place(
-                    StoreFixtures.placement(store: storeID), role: .pos, request: StoreFixtures.request())
-                numbers.append(try #require(try await store.database.orders.order(id: StoreFixtures.orderID(response))).order.number)
+                    StoreFixtures.placement(store: storeID), in: .default, role: .pos, request: StoreFixtures.request())
+                numbers.append(try #require(try await store.database.orders.order(id: StoreFixtures.orderID(response, in: .default))).order.number)
             }
             #expect(numbers == [1, 2, 1])
         }
@@ -48,8 +48,8 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let request = StoreFixtures.request("key-1", body: #"{"a":1}"#)
-            let first = try await store.place(StoreFixtures.placement(), role: .pos, request: request)
-            let second = try await store.place(StoreFixtures.placement(), role: .pos, request: request)
+            let first = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: request)
+            let second = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: request)
             #expect(!first.replayed)
             #expect(second.replayed)
             #expect(second.body == first.body)
@@ -63,11 +63,11 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()))
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
             let request = StoreFixtures.request("start-1", path: "events", scope: "barista")
-            let first = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: request)
+            let first = try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: 1, role: .barista, request: request)
             // Applied again, `started` would be an invalid transition and a version conflict; the replay answers instead.
-            let again = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: request)
+            let again = try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: 1, role: .barista, request: request)
             #expect(again.replayed)
             #expect(again.body == first.body)
             #expect(try await db.scalar("SELECT count(*) FROM order_events WHERE order_id = \(id)", as: Int.self) == 2)
@@ -77,10 +77,10 @@ import Testing
     @Test func theSameKeyWithAnotherBodyIsAMismatchAndChangesNothing() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("k", body: #"{"a":1}"#))
+            _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("k", body: #"{"a":1}"#))
             await #expect(throws: StoreError.idempotencyMismatch) {
                 try await store.place(
-                    StoreFixtures.placement(posRef: "T-2"), role: .pos, request: StoreFixtures.request("k", body: #"{"a":2}"#))
+                    StoreFixtures.placement(posRef: "T-2"), in: .default, role: .pos, request: StoreFixtures.request("k", body: #"{"a":2}"#))
             }
             #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 1)
         }
@@ -90,9 +90,9 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("shared")))
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("shared")))
             let response = try await store.apply(
-                .started(barista: "Sam"), to: id, expectedVersion: nil, role: .barista,
+                .started(barista: "Sam"), to: id, in: .default, expectedVersion: nil, role: .barista,
                 request: StoreFixtures.request("shared", path: "events", scope: "barista"))
             #expect(!response.replayed)
         }
@@ -101,12 +101,12 @@ import Testing
     @Test func anExpiredKeyIsClaimedAfresh() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("old", body: "1"))
+            _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("old", body: "1"))
             _ = try await db.pool.withConnection {
                 try await $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
             }
             let response = try await store.place(
-                StoreFixtures.placement(), role: .pos, request: StoreFixtures.request("old", body: "2"))
+                StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("old", body: "2"))
             #expect(!response.replayed)
             #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 2)
         }
@@ -116,24 +116,24 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()))
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
             await #expect(throws: StoreError.rejected(.invalidTransition(from: .queued, event: .pickedUp, allowed: [.started, .delayed, .ready, .canceled]))) {
-                try await store.apply(.pickedUp, to: id, expectedVersion: nil, role: .pos, request: StoreFixtures.request("bad"))
+                try await store.apply(.pickedUp, to: id, in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request("bad"))
             }
             await #expect(throws: StoreError.rejected(.versionConflict(expected: 7, actual: 1, state: .queued))) {
-                try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 7, role: .barista, request: StoreFixtures.request())
+                try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: 7, role: .barista, request: StoreFixtures.request())
             }
             await #expect(throws: StoreError.unknownStore("nowhere")) {
-                try await store.place(StoreFixtures.placement(store: "nowhere"), role: .pos, request: StoreFixtures.request())
+                try await store.place(StoreFixtures.placement(store: "nowhere"), in: .default, role: .pos, request: StoreFixtures.request())
             }
             await #expect(throws: StoreError.unknownOrder) {
-                try await store.apply(.pickedUp, to: UUID(), expectedVersion: nil, role: .pos, request: StoreFixtures.request())
+                try await store.apply(.pickedUp, to: UUID(), in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request())
             }
             #expect(try await db.scalar("SELECT count(*) FROM order_events", as: Int.self) == 1)
             #expect(try await db.scalar("SELECT count(*) FROM idempotency_keys", as: Int.self) == 1)
             #expect(try await db.scalar("SELECT version FROM orders", as: Int.self) == 1)
             // A refused key stays free: the corrected retry with the same key goes through.
-            let retry = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request("bad"))
+            let retry = try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: 1, role: .barista, request: StoreFixtures.request("bad"))
             #expect(!retry.replayed)
         }
     }
@@ -144,7 +144,7 @@ import Testing
             // A command that claimed its key and took a number, then failed before writing, leaves nothing behind.
             struct DecisionFailed: Error {}
             await #expect(throws: StoreError.self) {
-                try await store.database.command { transaction in
+                try await store.database.command(in: .default, defaultBundleID: nil) { transaction in
                     _ = try await transaction.claim(StoreFixtures.request(), store: "market-st")
                     _ = try await transaction.reserveNumber(store: "market-st", customerRef: "c-9", now: Date())
                     throw DecisionFailed()
@@ -160,7 +160,7 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()))
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
             // A stray event row at version 2 makes the event insert of the next command fail (23505)
             // after the key was claimed and the order row locked.
             _ = try await db.pool.withConnection { connection in
@@ -171,7 +171,7 @@ import Testing
                     """)
             }
             let error = await #expect(throws: StoreError.self) {
-                try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request("w"))
+                try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: 1, role: .barista, request: StoreFixtures.request("w"))
             }
             guard case .database(let failure) = error else {
                 Issue.record("expected a database error, got \(String(describing: error))")
@@ -189,7 +189,7 @@ import Testing
         try await TestDatabase.with { db in
             let store = OrderService(database: CremaDatabase(pool: db.pool))
             await #expect(throws: StoreError.rejected(.invalidValue(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes"))) {
-                try await store.place(StoreFixtures.placement(store: "Market St"), role: .pos, request: StoreFixtures.request())
+                try await store.place(StoreFixtures.placement(store: "Market St"), in: .default, role: .pos, request: StoreFixtures.request())
             }
         }
     }
@@ -198,9 +198,9 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()))
-            async let ready = outcome { try await store.apply(.ready(pickupPoint: nil), to: id, expectedVersion: 1, role: .barista, request: StoreFixtures.request(scope: "barista")) }
-            async let cancel = outcome { try await store.apply(.canceled(reason: "left"), to: id, expectedVersion: 1, role: .pos, request: StoreFixtures.request()) }
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
+            async let ready = outcome { try await store.apply(.ready(pickupPoint: nil), to: id, in: .default, expectedVersion: 1, role: .barista, request: StoreFixtures.request(scope: "barista")) }
+            async let cancel = outcome { try await store.apply(.canceled(reason: "left"), to: id, in: .default, expectedVersion: 1, role: .pos, request: StoreFixtures.request()) }
             let outcomes = [await ready, await cancel]
             #expect(outcomes.filter { (try? $0.get()) != nil }.count == 1)
             let failure = try #require(outcomes.compactMap { result -> StoreError? in
@@ -220,7 +220,7 @@ import Testing
             let store = try await StoreFixtures.store(in: db)
             let request = StoreFixtures.request("burst", body: #"{"x":1}"#)
             let responses = try await withThrowingTaskGroup(of: CommandResponse.self) { group in
-                for _ in 0..<8 { group.addTask { try await store.place(StoreFixtures.placement(), role: .pos, request: request) } }
+                for _ in 0..<8 { group.addTask { try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: request) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(responses.map(\.body)).count == 1)
@@ -232,7 +232,7 @@ import Testing
     @Test func theEventLogRefusesUpdatesAndDeletes() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
+            _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
             for statement in ["UPDATE order_events SET event_type = 'ready'", "DELETE FROM order_events"] {
                 let error = await #expect(throws: PostgresError.self) {
                     try await db.pool.withConnection { try await $0.simpleQuery(statement) }
@@ -245,7 +245,7 @@ import Testing
     @Test func anUnknownTimezoneIsRefused() async throws {
         try await TestDatabase.with { db in
             await #expect(throws: StoreError.invalidTimezone("Mars/Olympus")) {
-                try await OrderService(database: CremaDatabase(pool: db.pool)).database.stores.put(id: "x", name: "X", timezone: "Mars/Olympus")
+                try await OrderService(database: CremaDatabase(pool: db.pool)).database.stores.put(id: "x", name: "X", timezone: "Mars/Olympus", tenant: "default")
             }
         }
     }
@@ -253,8 +253,8 @@ import Testing
     @Test func puttingAStoreTwiceRenamesIt() async throws {
         try await TestDatabase.with { db in
             let store = OrderService(database: CremaDatabase(pool: db.pool))
-            let first = try await store.database.stores.put(id: "x", name: "Old", timezone: "UTC")
-            let second = try await store.database.stores.put(id: "x", name: "New", timezone: "Asia/Tokyo")
+            let first = try await store.database.stores.put(id: "x", name: "Old", timezone: "UTC", tenant: "default")
+            let second = try await store.database.stores.put(id: "x", name: "New", timezone: "Asia/Tokyo", tenant: "default")
             #expect(first.created && !second.created)
             #expect(second.store.name == "New" && second.store.timezone == "Asia/Tokyo")
             #expect(second.store.createdAt == first.store.createdAt)

@@ -13,13 +13,13 @@ import Testing
             var placed: [UUID] = []
             for n in 0..<5 {
                 placed.append(try StoreFixtures.orderID(
-                    try await store.place(StoreFixtures.placement(posRef: "T-\(n)"), role: .pos, request: StoreFixtures.request())))
+                    try await store.place(StoreFixtures.placement(posRef: "T-\(n)"), in: .default, role: .pos, request: StoreFixtures.request())))
             }
             var seen: [UUID] = []
             var cursor: String?
             var pages = 0
             repeat {
-                let page = try await store.database.orders.orders(store: "market-st", state: nil, limit: 2, cursor: cursor)
+                let page = try await store.database.orders.orders(store: "market-st", in: .default, state: nil, limit: 2, cursor: cursor)
                 seen += page.orders.map(\.id)
                 cursor = page.nextCursor
                 pages += 1
@@ -33,10 +33,10 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
-                try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request()))
-            _ = try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())
-            _ = try await store.apply(.started(barista: "Sam"), to: id, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
-            let preparing = try await store.database.orders.orders(store: "market-st", state: .preparing, limit: 50, cursor: nil)
+                try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
+            _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
+            _ = try await store.apply(.started(barista: "Sam"), to: id, in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+            let preparing = try await store.database.orders.orders(store: "market-st", in: .default, state: .preparing, limit: 50, cursor: nil)
             #expect(preparing.orders.map(\.id) == [id])
             #expect(preparing.nextCursor == nil)
         }
@@ -53,7 +53,7 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             await #expect(throws: StoreError.invalidCursor) {
-                try await store.database.orders.orders(store: "market-st", state: nil, limit: 10, cursor: cursor)
+                try await store.database.orders.orders(store: "market-st", in: .default, state: nil, limit: 10, cursor: cursor)
             }
         }
     }
@@ -64,12 +64,12 @@ import Testing
             var ids: [UUID] = []
             for _ in 0..<4 {
                 ids.append(try StoreFixtures.orderID(
-                    try await store.place(StoreFixtures.placement(), role: .pos, request: StoreFixtures.request())))
+                    try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())))
             }
-            _ = try await store.apply(.started(barista: "Sam"), to: ids[1], expectedVersion: nil, role: .barista, request: StoreFixtures.request())
-            _ = try await store.apply(.ready(pickupPoint: nil), to: ids[2], expectedVersion: nil, role: .barista, request: StoreFixtures.request())
-            _ = try await store.apply(.canceled(reason: "left"), to: ids[3], expectedVersion: nil, role: .pos, request: StoreFixtures.request())
-            let board = try await store.database.orders.board(store: "market-st")
+            _ = try await store.apply(.started(barista: "Sam"), to: ids[1], in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+            _ = try await store.apply(.ready(pickupPoint: nil), to: ids[2], in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+            _ = try await store.apply(.canceled(reason: "left"), to: ids[3], in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request())
+            let board = try await store.database.orders.board(store: "market-st", in: .default)
             #expect(board.columns[.queued]?.map(\.id) == [ids[0]])
             #expect(board.columns[.preparing]?.map(\.id) == [ids[1]])
             #expect(board.columns[.ready]?.map(\.id) == [ids[2]])
@@ -79,7 +79,7 @@ import Testing
 
     @Test func theBoardOfAnUnknownStoreIsAnError() async throws {
         try await TestDatabase.with { db in
-            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool)).database.orders.board(store: "ghost") }
+            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool)).database.orders.board(store: "ghost", in: .default) }
         }
     }
 }

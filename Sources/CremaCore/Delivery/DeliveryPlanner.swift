@@ -136,7 +136,7 @@ private struct Planning {
             event: event, alertFor: alertInBody ? context.event : nil,
             timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         plan.deliveries.append(PlannedDelivery(
-            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: policy.bundleID),
+            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: target.bundleID),
             priority: priority, body: body, collapseID: nil,
             expiration: now.addingTimeInterval(ends ? policy.endLifetime : policy.updateLifetime), notBefore: now,
             liveActivityEvent: event, apnsTimestamp: timestamp, reason: reason, sentence: sentence))
@@ -195,7 +195,7 @@ private struct Planning {
             event: .start, alertFor: urgent ? context.event : nil,
             timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         plan.deliveries.append(PlannedDelivery(
-            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: policy.bundleID),
+            target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: target.bundleID),
             priority: 10, body: body, collapseID: nil,
             expiration: now.addingTimeInterval(policy.startLifetime), notBefore: now,
             liveActivityEvent: .start, apnsTimestamp: timestamp, reason: .activityStart,
@@ -241,7 +241,7 @@ private struct Planning {
         }
         for target in alertTargets {
             plan.deliveries.append(PlannedDelivery(
-                target: target.ref, pushType: .alert, topic: APNsPushType.alert.topic(bundleID: policy.bundleID),
+                target: target.ref, pushType: .alert, topic: APNsPushType.alert.topic(bundleID: target.bundleID),
                 priority: priority, body: body, collapseID: order.id.uuidString.lowercased(),
                 expiration: now.addingTimeInterval(policy.alertLifetime), notBefore: now,
                 liveActivityEvent: nil, apnsTimestamp: nil, reason: reason,
@@ -284,7 +284,7 @@ private struct Planning {
         let notBefore = max(now, earliest)
         let deferred = notBefore > now
         plan.deliveries.append(PlannedDelivery(
-            target: target.ref, pushType: .widgets, topic: APNsPushType.widgets.topic(bundleID: policy.bundleID),
+            target: target.ref, pushType: .widgets, topic: APNsPushType.widgets.topic(bundleID: target.bundleID),
             priority: 5, body: APNsBodyBuilder.widget, collapseID: nil,
             expiration: notBefore.addingTimeInterval(policy.widgetLifetime), notBefore: notBefore,
             liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : .widgetChanged,

@@ -6,8 +6,6 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// The bundle ID used with the built-in simulator when no `CREMA_APNS_TOPIC` is set.
     public static let exampleBundleID = "cafe.crema.example"
 
-    /// The app's bundle ID; push-type suffixes are added per push.
-    public var bundleID: String
     /// Priority-10 Live Activity pushes per activity per rolling hour before falling back to priority 5.
     public var highPriorityPerActivityPerHour: Int
     /// A push-back of the ETA at least this large is news the customer must see now.
@@ -24,7 +22,6 @@ public struct DeliveryPolicy: Sendable, Hashable {
     public var widgetLifetime: TimeInterval
 
     public init(
-        bundleID: String,
         highPriorityPerActivityPerHour: Int = 6,
         largeDelay: TimeInterval = 5 * 60,
         widgetMinimumInterval: TimeInterval = 5 * 60,
@@ -35,7 +32,6 @@ public struct DeliveryPolicy: Sendable, Hashable {
         alertLifetime: TimeInterval = 60 * 60,
         widgetLifetime: TimeInterval = 60 * 60
     ) {
-        self.bundleID = bundleID
         self.highPriorityPerActivityPerHour = highPriorityPerActivityPerHour
         self.largeDelay = largeDelay
         self.widgetMinimumInterval = widgetMinimumInterval

@@ -8,11 +8,14 @@ public struct PushTarget: Sendable, Hashable {
     public var environment: APNsEnvironment
     /// When the token was registered or last rotated; a 410 older than this does not retire it.
     public var registeredAt: Date
+    /// The app the token belongs to: its pushes carry this bundle id's topic and are signed with its key.
+    public var bundleID: String
 
-    public init(ref: PushTargetRef, environment: APNsEnvironment, registeredAt: Date) {
+    public init(ref: PushTargetRef, environment: APNsEnvironment, registeredAt: Date, bundleID: String) {
         self.ref = ref
         self.environment = environment
         self.registeredAt = registeredAt
+        self.bundleID = bundleID
     }
 
     public var kind: PushTargetKind { ref.kind }

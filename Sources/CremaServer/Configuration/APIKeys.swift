@@ -1,8 +1,10 @@
 public import CremaCore
+public import CremaService
 import Foundation
 
-/// The bearer keys Crema accepts and the role each one grants. Keys are compared in constant time and
-/// never logged; `description` shows only roles and counts.
+/// The bearer keys from the environment and the role each one grants: `CREMA_API_KEYS` (the default tenant's
+/// role keys, every store) and `CREMA_ADMIN_KEY` (the bootstrap admin key, every tenant). Keys are compared in
+/// constant time and never logged; `description` shows only roles and counts.
 public struct APIKeys: Sendable, CustomStringConvertible {
     private var entries: [(key: [UInt8], role: Role)] = []
 
@@ -12,13 +14,14 @@ public struct APIKeys: Sendable, CustomStringConvertible {
         entries = pairs.map { (Array($0.key.utf8), $0.role) }
     }
 
-    /// Parses `role:key` pairs separated by commas, as in `CREMA_API_KEYS`.
-    public init(parsing text: String) throws(ConfigurationError) {
+    /// Parses `role:key` pairs separated by commas, as in `CREMA_API_KEYS`. `allowsAdmin` only for the embedded
+    /// default's own `.crema/api-keys`, which keeps the admin key it generated beside the others.
+    public init(parsing text: String, allowsAdmin: Bool = false) throws(ConfigurationError) {
         for pair in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !pair.isEmpty {
             guard let colon = pair.firstIndex(of: ":") else { throw .badAPIKeys("an entry has no ':'") }
             let roleName = String(pair[..<colon])
-            guard let role = Role(rawValue: roleName) else {
-                throw .badAPIKeys("unknown role '\(roleName)'; roles are pos, barista, dashboard, app")
+            guard let role = Role(rawValue: roleName), role != .admin || allowsAdmin else {
+                throw .badAPIKeys("unknown role '\(roleName)'; roles are pos, barista, dashboard, app (the admin key is CREMA_ADMIN_KEY)")
             }
             let key = String(pair[pair.index(after: colon)...])
             guard key.utf8.count >= 16 else { throw .badAPIKeys("the \(roleName) key is shorter than 16 characters") }
@@ -31,12 +34,20 @@ public struct APIKeys: Sendable, CustomStringConvertible {
 
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// The role a presented key grants, or nil.
-    public func role(for presented: Substring) -> Role? {
+    /// Adds the bootstrap admin key (`CREMA_ADMIN_KEY`), at least 16 printable ASCII characters.
+    public mutating func addAdmin(_ key: String) throws(ConfigurationError) {
+        guard key.utf8.count >= 16, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .invalid("CREMA_ADMIN_KEY", "must be at least 16 printable ASCII characters")
+        }
+        entries.append((Array(key.utf8), .admin))
+    }
+
+    /// What a presented key grants, or nil: a role key acts in the default tenant, the admin key in every tenant.
+    public func principal(for presented: Substring) -> APIPrincipal? {
         let bytes = Array(presented.utf8)
         var found: Role?
         for entry in entries where Self.constantTimeEquals(entry.key, bytes) { found = entry.role }
-        return found
+        return found.map { APIPrincipal(role: $0, tenant: $0 == .admin ? nil : TenantScope.defaultTenantName) }
     }
 
     /// The first key of a role (for printing the embedded default's keys).
@@ -54,7 +65,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
         return "APIKeys(" + roles.keys.sorted().map { "\($0.rawValue): \(roles[$0]!)" }.joined(separator: ", ") + ")"
     }
 
-    /// Random keys for every role, for the embedded default.
+    /// Random keys for every role, the admin key included, for the embedded default.
     public static func generate() -> APIKeys {
         var generator = SystemRandomNumberGenerator()
         return APIKeys(

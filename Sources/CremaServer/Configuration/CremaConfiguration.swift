@@ -1,4 +1,5 @@
 import CremaCore
+public import CremaService
 import CremaStore
 public import Foundation
 
@@ -25,6 +26,8 @@ public struct CremaConfiguration: Sendable {
     public var customerTokens: CustomerTokenSettings?
     /// Read deadline, idle timeout and connection cap of the HTTP server.
     public var connectionLimits = ConnectionLimits()
+    /// `CREMA_MASTER_KEY`: seals `.p8` keys stored in the database; nil: only keys kept as files can be added.
+    public var masterKey: MasterKey?
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -64,6 +67,14 @@ public struct CremaConfiguration: Sendable {
         guard let port = Int(portText), (0...65535).contains(port) else { throw .invalid("CREMA_HTTP_PORT", portText) }
         self.port = port
         apiKeys = readsAPIKeys ? try APIKeys(parsing: environment["CREMA_API_KEYS"] ?? "") : APIKeys()
+        if readsAPIKeys, let admin = environment["CREMA_ADMIN_KEY"], !admin.isEmpty { try apiKeys.addAdmin(admin) }
+        if let text = environment["CREMA_MASTER_KEY"], !text.isEmpty {
+            do throws(MasterKeyError) {
+                masterKey = try MasterKey(base64: text)
+            } catch {
+                throw .invalid("CREMA_MASTER_KEY", "is not usable: \(error)")
+            }
+        }
         let poolText = environment["CREMA_DB_POOL_SIZE"] ?? "16"
         guard let poolSize = Int(poolText), (1...500).contains(poolSize) else { throw .invalid("CREMA_DB_POOL_SIZE", poolText) }
         self.poolSize = poolSize
@@ -126,7 +137,9 @@ public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equata
 
     public var description: String {
         switch self {
-        case .invalid(let name, let reason) where name.hasPrefix("CREMA_APNS_") || name.hasPrefix("CREMA_CUSTOMER_JWT_"): "\(name) \(reason)"
+        case .invalid(let name, let reason)
+        where name.hasPrefix("CREMA_APNS_") || name.hasPrefix("CREMA_CUSTOMER_JWT_") || name == "CREMA_ADMIN_KEY" || name == "CREMA_MASTER_KEY":
+            "\(name) \(reason)"
         case .invalid(let name, let value): "\(name)=\(value) is not valid"
         case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, each key at least 16 characters, e.g. pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d)"
         }

@@ -1,5 +1,5 @@
 public import CremaAPI
-import CremaCore
+public import CremaCore
 public import Foundation
 import JWTKit
 
@@ -17,6 +17,8 @@ public struct CustomerTokenVerifier: Sendable {
     let entries: [Entry]
     public let issuer: String
     public let audience: String
+    /// The one tenant whose tokens this verifier accepts (its keys are that tenant's).
+    public let tenant: String
     /// The clock skew tolerated between the brand's backend and Crema.
     public let leeway: TimeInterval
     let now: @Sendable () -> Date
@@ -24,8 +26,10 @@ public struct CustomerTokenVerifier: Sendable {
     public static let defaultLeeway: TimeInterval = 60
 
     public init(
-        _ settings: CustomerTokenSettings, leeway: TimeInterval = Self.defaultLeeway, now: @escaping @Sendable () -> Date = { Date() }
+        _ settings: CustomerTokenSettings, tenant: String = TenantScope.defaultTenantName, leeway: TimeInterval = Self.defaultLeeway,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
+        self.tenant = tenant
         var entries: [Entry] = []
         for key in settings.keys {
             let collection = JWTKeyCollection()
@@ -49,6 +53,13 @@ public struct CustomerTokenVerifier: Sendable {
     /// this verifier instead of the API key table.
     public static func looksLikeJWT(_ credential: Substring) -> Bool {
         credential.hasPrefix("eyJ") && credential.split(separator: ".", omittingEmptySubsequences: false).count == 3
+    }
+
+    /// The tenant a token names, read before its signature is checked (to pick whose keys check it): the `tenant`
+    /// claim, or `default` without one. Nil for a token that is not a JWT.
+    public static func claimedTenant(_ token: String) -> String? {
+        guard let parsed = try? DefaultJWTParser().parse(Array(token.utf8), as: CustomerClaims.self) else { return nil }
+        return parsed.payload.tenant ?? TenantScope.defaultTenantName
     }
 
     /// The customer the token speaks for, or why it is refused.
@@ -82,8 +93,7 @@ public struct CustomerTokenVerifier: Sendable {
         if let nbf = claims.nbf, nbf.value.timeIntervalSince(now) > leeway { return .failure(.notYetValid) }
         guard iss.value == issuer else { return .failure(.wrongIssuer) }
         guard aud.value.contains(audience) else { return .failure(.wrongAudience) }
-        let tenant = claims.tenant ?? "default"
-        guard tenant == "default" else { return .failure(.unknownTenant) }
+        guard (claims.tenant ?? TenantScope.defaultTenantName) == tenant else { return .failure(.unknownTenant) }
         return .success(CustomerIdentity(ref: sub, tenant: tenant, expiresAt: exp.value))
     }
 }

@@ -15,6 +15,10 @@ public import ServiceLifecycle
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient
+    /// Which key signs each app's pushes; rows of apps it has no key for are not claimed (docs/tenants.md).
+    let keyring: SigningKeyring
+    /// Where a key APNs refused is marked, so every instance stops using it.
+    let apnsKeys: APNsKeyRepository?
     /// Where wake-ups come from; nil polls only.
     let conninfo: String?
     let configuration: DispatcherConfiguration
@@ -24,11 +28,13 @@ public struct Dispatcher: Service, CustomStringConvertible {
     public var description: String { "Dispatcher" }
 
     public init(
-        store: DeliveryRepository, client: APNsClient, conninfo: String?, configuration: DispatcherConfiguration = .init(),
-        registry: PrometheusCollectorRegistry, logger: Logger
+        store: DeliveryRepository, client: APNsClient, keyring: SigningKeyring, apnsKeys: APNsKeyRepository?, conninfo: String?,
+        configuration: DispatcherConfiguration = .init(), registry: PrometheusCollectorRegistry, logger: Logger
     ) {
         self.store = store
         self.client = client
+        self.keyring = keyring
+        self.apnsKeys = apnsKeys
         self.conninfo = conninfo
         self.configuration = configuration
         self.logger = logger
@@ -63,7 +69,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
         var failing = false
         while !Task.isCancelled {
             do {
-                let batch = try await store.claim(limit: configuration.batchSize, lease: configuration.lease)
+                try await keyring.reloadIfDue()
+                let batch = try await store.claim(limit: configuration.batchSize, lease: configuration.lease, apps: keyring.apps)
                 if failing {
                     logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
                     failing = false
@@ -102,6 +109,11 @@ public struct Dispatcher: Service, CustomStringConvertible {
         if let expiry = delivery.expiresAt, expiry < now {
             return DeliveryResult(delivery: delivery, outcome: .dead(status: nil, reason: "expired before it could be sent"))
         }
+        guard let key = keyring.key(for: delivery.bundleID) else {
+            // The key was retired between the claim and now: the row waits for an instance that can sign it.
+            return DeliveryResult(
+                delivery: delivery, outcome: .heldForKey(at: now.addingTimeInterval(60), status: nil, reason: "no signing key for \(delivery.bundleID ?? "this app") here"))
+        }
         let apnsID = UUID()
         let request = APNsRequest(
             deviceToken: token, environment: environment, pushType: delivery.pushType, topic: delivery.topic,
@@ -111,7 +123,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
             metrics.recordLatency(.seconds(now.timeIntervalSince(delivery.plannedAt)), pushType: delivery.pushType)
         }
         do {
-            let response = try await client.send(request)
+            let response = try await client.send(request, signedBy: key)
+            if response.disposition == .signingKeyRejected { await rejected(key, for: delivery, reason: response.reason ?? "HTTP \(response.status)") }
             return DeliveryResult(delivery: delivery, outcome: outcome(of: response, for: delivery), apnsID: response.apnsID ?? apnsID)
         } catch {
             logger.debug(
@@ -135,9 +148,27 @@ public struct Dispatcher: Service, CustomStringConvertible {
             logger.info(
                 "APNs retired a token", metadata: ["delivery": "\(delivery.id)", "reason": "\(reason)", "target": "\(delivery.target.map { "\($0)" } ?? "-")"])
             return .tokenRetired(status: response.status, reason: reason, since: since)
+        case .signingKeyRejected:
+            return .heldForKey(at: Date().addingTimeInterval(60), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
         case .deadLetter:
             logger.warning("APNs refused a push for good", metadata: ["delivery": "\(delivery.id)", "status": "\(response.status)", "reason": "\(reason)"])
             return .dead(status: response.status, reason: reason)
+        }
+    }
+
+    /// Marks a key APNs refused, for every instance, and stops using it here at once.
+    func rejected(_ key: APNsSigningKey, for delivery: ClaimedDelivery, reason: String) async {
+        logger.error(
+            "APNs refused a signing key; this app's pushes wait until a key it accepts is activated",
+            metadata: [
+                "tenant": "\(delivery.tenantID)", "bundle_id": "\(delivery.bundleID ?? "-")", "key_id": "\(key.keyID)", "reason": "\(reason)",
+            ])
+        guard let apnsKeys, let bundleID = delivery.bundleID else { return }
+        do {
+            try await apnsKeys.reject(tenant: delivery.tenantID, bundleID: bundleID, keyID: key.keyID, reason: reason)
+            try await keyring.reload()
+        } catch {
+            logger.warning("could not mark the refused APNs key", metadata: ["error": "\(error)"])
         }
     }
 

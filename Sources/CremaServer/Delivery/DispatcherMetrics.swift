@@ -9,7 +9,7 @@ struct DispatcherMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
 
     nonisolated(unsafe) static let pushes = MetricNameDescriptor(
-        metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by push type and outcome.")
+        metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by tenant, push type and outcome.")
     nonisolated(unsafe) static let retries = MetricNameDescriptor(
         metricName: "crema_apns_retries_total", unitName: "", helpText: "APNs answers that put a push back to wait for another attempt.")
     nonisolated(unsafe) static let pending = MetricNameDescriptor(
@@ -33,9 +33,12 @@ struct DispatcherMetrics: Sendable {
         case .dead: outcome = "dead"
         case .tokenRetired: outcome = "token_retired"
         case .skipped: outcome = "skipped"
+        case .heldForKey: outcome = "held_for_key"
         }
+        // Tenants are few (brands, not customers), so the label's cardinality stays bounded.
         registry.makeCounter(
-            descriptor: Self.pushes, labels: [("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
+            descriptor: Self.pushes,
+            labels: [("tenant", result.delivery.tenantID), ("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
         ).increment()
         if case .retry = result.outcome { registry.makeCounter(descriptor: Self.retries).increment() }
     }

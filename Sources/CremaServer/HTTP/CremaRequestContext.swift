@@ -1,12 +1,15 @@
 public import CremaAPI
 public import CremaCore
+public import CremaService
 public import Hummingbird
 
-/// Per-request state: the caller's role once the bearer key is checked.
+/// Per-request state: who the caller is once the bearer credential is checked.
 public struct CremaRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// Set by `AuthenticationMiddleware` when a valid key was presented.
-    public var role: Role?
+    /// Set by `AuthenticationMiddleware` when a valid API key was presented: its role, tenant and stores.
+    public var principal: APIPrincipal?
+    /// Why a generated API key that was presented is no longer accepted (expired, revoked).
+    public var keyRefusal: APIKeyRefusal?
     /// Set by `AuthenticationMiddleware` when a valid customer token (JWT) was presented.
     public var customer: CustomerIdentity?
     /// Why a presented customer token was refused; answered as 401 by whichever route asks for a caller.
@@ -14,7 +17,8 @@ public struct CremaRequestContext: RequestContext {
 
     public init(source: Source) {
         coreContext = .init(source: source)
-        role = nil
+        principal = nil
+        keyRefusal = nil
         customer = nil
         customerRefusal = nil
     }
@@ -22,14 +26,43 @@ public struct CremaRequestContext: RequestContext {
     /// Request bodies above this are refused with 413 before they are parsed.
     public var maxUploadSize: Int { 64 * 1024 }
 
-    /// Requires one of `roles`: 401 without a valid key, 403 with a key of another role.
-    public func authorize(_ roles: Set<Role>) throws(APIError) -> Role {
+    /// Requires a key of one of `roles` (never `admin`): 401 without a valid key, 403 with a key of another role.
+    /// The answer carries the data the key reaches, which every read and write is then filtered by.
+    public func authorize(_ roles: Set<Role>) throws(APIError) -> TenantCaller {
+        let principal = try presentedKey()
+        guard roles.contains(principal.role), let scope = principal.scope else {
+            throw .forbidden(role: principal.role, allowed: roles)
+        }
+        return TenantCaller(role: principal.role, scope: scope)
+    }
+
+    /// Requires an admin key that administers `tenant`: 403 for another role, 404 for another tenant's admin key
+    /// (it may not know the tenant exists).
+    public func authorizeAdmin(tenant: String) throws(APIError) -> APIPrincipal {
+        let principal = try presentedKey()
+        guard principal.role == .admin else { throw .forbidden(role: principal.role, allowed: [.admin]) }
+        guard principal.administers(tenant) else { throw .unknownTenant(tenant) }
+        return principal
+    }
+
+    /// Any valid API key, or the reason there is none.
+    func presentedKey() throws(APIError) -> APIPrincipal {
         if customer != nil { throw .customerForbidden }
         if let customerRefusal { throw .customerToken(customerRefusal) }
-        guard let role else { throw .unauthorized }
-        guard roles.contains(role) else { throw .forbidden(role: role, allowed: roles) }
-        return role
+        switch keyRefusal {
+        case .expired: throw .apiKeyExpired
+        case .revoked: throw .apiKeyRevoked
+        case nil: break
+        }
+        guard let principal else { throw .unauthorized }
+        return principal
     }
+}
+
+/// A caller of the shop's routes: its role, and the tenant and stores its key reaches.
+public struct TenantCaller: Sendable, Hashable {
+    public var role: Role
+    public var scope: TenantScope
 }
 
 extension CremaRequestContext {
@@ -38,7 +71,7 @@ extension CremaRequestContext {
     public func authorizeCustomer() throws(APIError) -> CustomerIdentity {
         if let customer { return customer }
         if let customerRefusal { throw .customerToken(customerRefusal) }
-        if role != nil { throw .customerTokenRequired }
+        if principal != nil { throw .customerTokenRequired }
         throw .unauthorized
     }
 }

@@ -24,14 +24,14 @@ struct CustomerRoutes {
 
     func orders(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let orders = try await service.database.customers.orders(customerRef: customer.ref)
+        let orders = try await service.database.customers.orders(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, CustomerOrdersResponse(orders: orders.map(Self.response)))
     }
 
     func order(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let id = try OrderRoutes.orderID(context)
-        guard let (order, push) = try await service.database.customers.order(customerRef: customer.ref, id: id) else {
+        guard let (order, push) = try await service.database.customers.order(customerRef: customer.ref, tenant: customer.tenant, id: id) else {
             throw APIError.unknownOrder
         }
         return try ConditionalResponse.make(
@@ -44,7 +44,8 @@ struct CustomerRoutes {
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try TokenRoutes.validated(body.token, field: "token")
         let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, token: token, environment: body.environment, customerRef: customer.ref)
+            orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: body.bundleID,
+            customerRef: customer.ref)
         context.logger.info(
             "live activity token registered by the customer",
             metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
@@ -57,7 +58,8 @@ struct CustomerRoutes {
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try TokenRoutes.validated($0, field: "replaces") }
         let registered = try await service.database.tokens.putCustomerToken(
-            customerRef: customer.ref, kind: kind, token: token, environment: body.environment, replaces: replaces)
+            customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token, environment: body.environment,
+            bundleID: body.bundleID, replaces: replaces)
         context.logger.info(
             "customer token registered by the customer",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
@@ -67,7 +69,7 @@ struct CustomerRoutes {
     func deleteToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let (kind, token) = try TokenRoutes.kindAndToken(context)
-        guard try await service.database.tokens.deleteCustomerToken(customerRef: customer.ref, kind: kind, token: token) else {
+        guard try await service.database.tokens.deleteCustomerToken(customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token) else {
             throw APIError.unknownToken
         }
         return Response(status: .noContent)
@@ -75,7 +77,7 @@ struct CustomerRoutes {
 
     func widget(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let orders = try await service.database.customers.orders(customerRef: customer.ref)
+        let orders = try await service.database.customers.orders(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, Self.widgetFeed(orders))
     }
 

@@ -20,54 +20,59 @@ struct OrderRoutes {
     }
 
     func place(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let role = try context.authorize(OrderEventType.placed.permittedRoles)
+        let caller = try context.authorize(OrderEventType.placed.permittedRoles)
         let key = try Self.idempotencyKey(request)
         let body = try WireCoding.decode(PlaceOrderRequest.self, from: try await request.bodyData(context: context))
-        let identity = IdempotentRequest(scope: role.rawValue, key: key, path: "POST /v1/orders", body: try WireCoding.canonical(body))
-        let response = try await service.place(body.placement, role: role, request: identity)
+        let identity = IdempotentRequest(scope: caller.role.rawValue, key: key, path: "POST /v1/orders", body: try WireCoding.canonical(body))
+        let response = try await service.place(body.placement, in: caller.scope, role: caller.role, request: identity)
         return Self.respond(response)
     }
 
     func event(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         // Both writer roles reach the route; which events each may send is the core's rule.
-        let role = try context.authorize([.pos, .barista])
+        let caller = try context.authorize([.pos, .barista])
         let id = try Self.orderID(context)
         let key = try Self.idempotencyKey(request)
         let body = try WireCoding.decode(OrderEventRequest.self, from: try await request.bodyData(context: context))
         let event = try body.event()
         _ = try context.authorize(event.type.permittedRoles)
         let identity = IdempotentRequest(
-            scope: role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
+            scope: caller.role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
             body: try WireCoding.canonical(body))
-        let response = try await service.apply(event, to: id, expectedVersion: body.expectedVersion, role: role, request: identity)
+        let response = try await service.apply(
+            event, to: id, in: caller.scope, expectedVersion: body.expectedVersion, role: caller.role, request: identity)
         return Self.respond(response)
     }
 
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await service.database.orders.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
+        let caller = try context.authorize([.pos, .barista, .dashboard])
+        guard let detail = try await service.database.orders.order(id: try Self.orderID(context), in: caller.scope) else {
+            throw APIError.unknownOrder
+        }
         return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
     }
 
     /// What every surface shows for the order now, and the exact APNs bodies Crema would send for it.
     func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await service.database.orders.order(id: try Self.orderID(context)) else { throw APIError.unknownOrder }
-        guard let shop = try await service.database.stores.store(id: detail.order.storeID) else { throw APIError.unknownOrder }
+        let caller = try context.authorize([.pos, .barista, .dashboard])
+        guard let detail = try await service.database.orders.order(id: try Self.orderID(context), in: caller.scope) else {
+            throw APIError.unknownOrder
+        }
+        guard let shop = try await service.database.stores.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
         let preview = try OrderPreview(order: detail.order, lastEvent: detail.events.last?.type ?? .placed, store: shop, now: Date())
         return try JSONResponse.make(.ok, preview)
     }
 
     /// Every delivery decision for the order, skips included, with what APNs answered.
     func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos, .barista, .dashboard])
+        let caller = try context.authorize([.pos, .barista, .dashboard])
         let id = try Self.orderID(context)
-        guard let log = try await service.database.deliveries.log(orderID: id) else { throw APIError.unknownOrder }
+        guard let log = try await service.database.deliveries.log(orderID: id, in: caller.scope) else { throw APIError.unknownOrder }
         return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log.map(DeliveryResponse.init)))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos, .barista, .dashboard])
+        let caller = try context.authorize([.pos, .barista, .dashboard])
         let query = request.uri.queryParameters
         guard let storeID = query.get("store") else { throw APIError.invalidField(field: "store", reason: "is required") }
         guard StoreID.isValid(storeID) else {
@@ -87,7 +92,7 @@ struct OrderRoutes {
             }
             limit = parsed
         }
-        let page = try await service.database.orders.orders(store: storeID, state: state, limit: limit, cursor: query.get("cursor"))
+        let page = try await service.database.orders.orders(store: storeID, in: caller.scope, state: state, limit: limit, cursor: query.get("cursor"))
         return try JSONResponse.make(.ok, OrderPageResponse(orders: page.orders.map { OrderResponse($0) }, nextCursor: page.nextCursor))
     }
 

@@ -15,8 +15,10 @@ struct StoreRoutes {
     }
 
     func put(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos])
+        let caller = try context.authorize([.pos])
         let id = try Self.storeID(context)
+        // A key limited to some stores may not create or rename others (it may not see them either: 403 for all).
+        guard caller.scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
         let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
         // Counted in code points, as the table's CHECK (length(name) <= 120) and the document's maxLength count,
@@ -30,13 +32,13 @@ struct StoreRoutes {
         guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
         }
-        let (saved, created) = try await service.database.stores.put(id: id, name: name, timezone: timezone)
+        let (saved, created) = try await service.database.stores.put(id: id, name: name, timezone: timezone, tenant: caller.scope.tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
     func board(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.pos, .barista, .dashboard])
-        let board = try await service.database.orders.board(store: try Self.storeID(context))
+        let caller = try context.authorize([.pos, .barista, .dashboard])
+        let board = try await service.database.orders.board(store: try Self.storeID(context), in: caller.scope)
         return try JSONResponse.make(.ok, BoardResponse(store: board.store, columns: board.columns))
     }
 

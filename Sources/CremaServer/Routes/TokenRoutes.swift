@@ -22,11 +22,12 @@ struct TokenRoutes {
     }
 
     func putActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.app])
+        let caller = try context.authorize([.app])
         let id = try OrderRoutes.orderID(context)
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
-        let registered = try await service.database.tokens.putActivityToken(orderID: id, token: token, environment: body.environment)
+        let registered = try await service.database.tokens.putActivityToken(
+            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: body.bundleID)
         context.logger.info(
             "live activity token registered",
             metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
@@ -34,18 +35,19 @@ struct TokenRoutes {
     }
 
     func deleteActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.app])
-        guard try await service.database.tokens.deleteActivityToken(orderID: try OrderRoutes.orderID(context)) else { throw APIError.unknownToken }
+        let caller = try context.authorize([.app])
+        guard try await service.database.tokens.deleteActivityToken(orderID: try OrderRoutes.orderID(context), in: caller.scope) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 
     func putCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.app])
+        let caller = try context.authorize([.app])
         let (ref, kind, token) = try Self.customerParameters(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
         let registered = try await service.database.tokens.putCustomerToken(
-            customerRef: ref, kind: kind, token: token, environment: body.environment, replaces: replaces)
+            customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token, environment: body.environment,
+            bundleID: body.bundleID, replaces: replaces)
         context.logger.info(
             "customer token registered",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
@@ -53,9 +55,9 @@ struct TokenRoutes {
     }
 
     func deleteCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.app])
+        let caller = try context.authorize([.app])
         let (ref, kind, token) = try Self.customerParameters(context)
-        guard try await service.database.tokens.deleteCustomerToken(customerRef: ref, kind: kind, token: token) else { throw APIError.unknownToken }
+        guard try await service.database.tokens.deleteCustomerToken(customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 

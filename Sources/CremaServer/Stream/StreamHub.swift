@@ -14,7 +14,7 @@ import Synchronization
 /// so a slow client buffers nothing here and catches up from its cursor when it can write again.
 public final class StreamHub: Service, CustomStringConvertible, Sendable {
     struct Subscriber {
-        var store: String
+        var store: StoreKey
         var continuation: AsyncStream<Void>.Continuation
     }
 
@@ -41,7 +41,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     /// Wake-ups for one stream of `store`; the first one is already pending. Ends when the hub shuts down.
-    func subscribe(store: String) -> (id: Int, wakeUps: AsyncStream<Void>) {
+    func subscribe(tenant: String, store: String) -> (id: Int, wakeUps: AsyncStream<Void>) {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
         let id = state.withLock { state in
@@ -49,7 +49,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
             if state.closed {
                 continuation.finish()
             } else {
-                state.subscribers[state.next] = Subscriber(store: store, continuation: continuation)
+                state.subscribers[state.next] = Subscriber(store: StoreKey(tenant: tenant, store: store), continuation: continuation)
             }
             return state.next
         }
@@ -61,7 +61,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     /// Wakes the subscribers of `store`, or all of them when `store` is nil.
-    func wake(store: String?) {
+    func wake(store: StoreKey?) {
         state.withLock { state in
             for subscriber in state.subscribers.values where store == nil || subscriber.store == store {
                 subscriber.continuation.yield()
@@ -77,7 +77,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
                     group.addTask {
                         for await event in listener.events() {
                             switch event {
-                            case .notification(_, let payload, _): self.wake(store: Self.storeID(inNotification: payload))
+                            case .notification(_, let payload, _): self.wake(store: Self.store(inNotification: payload))
                             case .reconnected: self.wake(store: nil)
                             }
                         }
@@ -104,9 +104,17 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         for subscriber in finishing { subscriber.continuation.finish() }
     }
 
-    /// `store_id` from the change notification's JSON; nil (wake everyone) if it cannot be read.
-    static func storeID(inNotification payload: String) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any] else { return nil }
-        return object["store_id"] as? String
+    /// `tenant_id` and `store_id` from the change notification's JSON; nil (wake everyone) if they cannot be read.
+    static func store(inNotification payload: String) -> StoreKey? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+            let tenant = object["tenant_id"] as? String, let store = object["store_id"] as? String
+        else { return nil }
+        return StoreKey(tenant: tenant, store: store)
+    }
+
+    /// A store is named by its tenant and its id: store ids are unique within a tenant only.
+    struct StoreKey: Hashable, Sendable {
+        var tenant: String
+        var store: String
     }
 }

@@ -29,7 +29,7 @@ struct StreamRoutes {
 
 
     func issueTicket(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        _ = try context.authorize([.dashboard])
+        let caller = try context.authorize([.dashboard])
         let body = try WireCoding.decode(StreamTicketRequest.self, from: try await request.bodyData(context: context))
         guard StoreID.isValid(body.storeID) else {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
@@ -38,7 +38,7 @@ struct StreamRoutes {
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = generator.next() }
         let ticket = bytes.map { String(format: "%02x", $0) }.joined()
-        try await changes.issueStreamTicket(ticket, store: body.storeID, lifetime: Self.ticketLifetime)
+        try await changes.issueStreamTicket(ticket, store: body.storeID, in: caller.scope, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
             headers: [.cacheControl: "no-store"])
@@ -49,11 +49,13 @@ struct StreamRoutes {
         guard let storeID = query["store"].map(String.init), StoreID.isValid(storeID) else {
             throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
-        if context.role == nil, let ticket = query["ticket"].map(String.init) {
-            // A ticket stands in for the dashboard key, for one store, once.
-            guard try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+        let scope: TenantScope
+        if context.principal == nil, let ticket = query["ticket"].map(String.init) {
+            // A ticket stands in for the dashboard key, for one store of one tenant, once.
+            guard let tenant = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+            scope = TenantScope(tenant: tenant, stores: [storeID])
         } else {
-            _ = try context.authorize([.dashboard])
+            scope = try context.authorize([.dashboard]).scope
         }
         let resumeFrom = request.headers[HTTPField.Name("Last-Event-ID")!] ?? query["last_event_id"].map(String.init)
         let start: Int64
@@ -61,12 +63,13 @@ struct StreamRoutes {
             guard let value = Int64(resumeFrom), value >= 0 else {
                 throw APIError.invalidField(field: "Last-Event-ID", reason: "must be an event id from this stream")
             }
-            _ = try await changes.streamHead(store: storeID)  // 404 for an unknown store
+            _ = try await changes.streamHead(store: storeID, in: scope)  // 404 for a store outside the scope
             start = value
         } else {
-            start = try await changes.streamHead(store: storeID)
+            start = try await changes.streamHead(store: storeID, in: scope)
         }
-        let (id, wakeUps) = hub.subscribe(store: storeID)
+        let tenant = scope.tenant
+        let (id, wakeUps) = hub.subscribe(tenant: tenant, store: storeID)
         let changes = self.changes
         let hub = self.hub
         let heartbeat = self.heartbeat
@@ -77,7 +80,7 @@ struct StreamRoutes {
             // so the server can drain (it stops before the hub, services stopping in reverse order).
             try await withGracefulShutdownHandler {
                 try await Self.pump(
-                    &writer, changes: changes, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
+                    &writer, changes: changes, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
             } onGracefulShutdown: {
                 hub.unsubscribe(id)
             }
@@ -93,7 +96,7 @@ struct StreamRoutes {
     /// Writes, on every wake-up, the store's changes after the cursor (page by page), or a keepalive comment
     /// when nothing was written for `heartbeat`. Returns when the wake-ups end.
     static func pump(
-        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
+        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, tenant: String, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
         heartbeat: Duration
     ) async throws {
         var cursor = start
@@ -104,7 +107,7 @@ struct StreamRoutes {
         for await _ in wakeUps {
             var page: [StreamChange]
             repeat {
-                page = try await changes.streamChanges(store: storeID, after: cursor)
+                page = try await changes.streamChanges(store: storeID, tenant: tenant, after: cursor)
                 if page.isEmpty { break }
                 var buffer = ByteBuffer()
                 for change in page {

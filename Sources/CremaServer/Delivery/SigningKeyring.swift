@@ -1,0 +1,103 @@
+public import CremaAPNs
+public import CremaService
+public import CremaStore
+public import Foundation
+public import Logging
+import Synchronization
+
+/// Which key signs each app's pushes on this instance (docs/tenants.md): the database's active keys, reloaded every
+/// minute and at once when this instance's admin routes change one, and the key configured by `CREMA_APNS_*` for the
+/// default tenant's app. An app with no key here is not claimed by this instance: its rows wait for one that can
+/// sign them, never go out signed by another app's key.
+public final class SigningKeyring: Sendable {
+    /// A key for one app, and where it came from (for logs).
+    struct Entry: Sendable {
+        var key: APNsSigningKey
+        var tenant: String
+    }
+
+    private struct State {
+        var database: [String: Entry] = [:]
+        var loadedAt: Date?
+        /// Apps whose stored key could not be opened (missing master key, unreadable file): said once per change.
+        var unusable: [String: String] = [:]
+    }
+
+    private let repository: APNsKeyRepository?
+    private let masterKey: MasterKey?
+    private let configured: [String: APNsSigningKey]
+    private let fallback: APNsSigningKey?
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private let state = Mutex(State())
+    /// How often the database's keys are read again.
+    public static let reloadInterval: TimeInterval = 60
+
+    /// - Parameters:
+    ///   - repository: where apps' keys are stored; nil uses only `configured` and `fallback`.
+    ///   - configured: bundle id → key from the environment (the default tenant's single app).
+    ///   - fallback: signs every app that has no key of its own: only the built-in simulator's generated key, with
+    ///     the private embedded database, where nothing can reach Apple by mistake.
+    public init(
+        repository: APNsKeyRepository?, masterKey: MasterKey?, configured: [String: APNsSigningKey] = [:], fallback: APNsSigningKey? = nil,
+        logger: Logger, now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.repository = repository
+        self.masterKey = masterKey
+        self.configured = configured
+        self.fallback = fallback
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The key that signs `bundleID`'s pushes here, or nil: then the row is not this instance's to send.
+    public func key(for bundleID: String?) -> APNsSigningKey? {
+        guard let bundleID else { return fallback }
+        return state.withLock { $0.database[bundleID]?.key } ?? configured[bundleID] ?? fallback
+    }
+
+    /// The apps this instance can sign for, as the claim's filter; nil when the fallback signs everything.
+    public var apps: Set<String>? {
+        if fallback != nil { return nil }
+        return state.withLock { Set($0.database.keys) }.union(configured.keys)
+    }
+
+    /// Reads the database's signing keys now.
+    public func reload() async throws {
+        guard let repository else { return }
+        let stored = try await repository.signingKeys()
+        var loaded: [String: Entry] = [:]
+        var unusable: [String: String] = [:]
+        for key in stored {
+            do {
+                loaded[key.bundleID] = Entry(key: try APNsKeyMaterial.signingKey(key, masterKey: masterKey), tenant: key.tenant)
+            } catch {
+                unusable[key.bundleID] = "key \(key.keyID): \(error)"
+            }
+        }
+        let at = now()
+        let (added, newlyUnusable) = state.withLock { state -> ([String], [String: String]) in
+            let added = loaded.filter { state.database[$0.key]?.key.fingerprint != $0.value.key.fingerprint }.map(\.key)
+            let newlyUnusable = unusable.filter { state.unusable[$0.key] != $0.value }
+            state.database = loaded
+            state.unusable = unusable
+            state.loadedAt = at
+            return (added, newlyUnusable)
+        }
+        for bundleID in added.sorted() {
+            let entry = loaded[bundleID]!
+            logger.info(
+                "APNs signing key loaded",
+                metadata: ["tenant": "\(entry.tenant)", "bundle_id": "\(bundleID)", "key_id": "\(entry.key.keyID)", "fingerprint": "\(entry.key.fingerprint)"])
+        }
+        for (bundleID, reason) in newlyUnusable.sorted(by: { $0.key < $1.key }) {
+            logger.error("APNs signing key cannot be used; this app's pushes wait", metadata: ["bundle_id": "\(bundleID)", "reason": "\(reason)"])
+        }
+    }
+
+    /// Reloads when the last load is `reloadInterval` old (or there was none); the dispatcher calls it every tick.
+    public func reloadIfDue() async throws {
+        let due = state.withLock { state in state.loadedAt.map { now().timeIntervalSince($0) >= Self.reloadInterval } ?? true }
+        if due { try await reload() }
+    }
+}

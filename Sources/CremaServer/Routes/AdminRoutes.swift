@@ -1,0 +1,211 @@
+import CremaAPI
+import CremaCore
+import CremaService
+import CremaStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The administration routes (docs/design.md §9.1, docs/tenants.md), role `admin`: tenants, their apps, APNs keys
+/// and API keys. The bootstrap key (`CREMA_ADMIN_KEY`) administers every tenant, a tenant's admin key its own;
+/// another tenant answers 404. Secrets go one way: a `.p8` is sealed and an API key shown once, never listed.
+struct AdminRoutes {
+    let admin: AdminService
+    let apnsKeysChanged: @Sendable () async -> Void
+    let customerTokensChanged: @Sendable () async -> Void
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.get("/v1/admin/tenants") { request, context in try await self.tenants(request, context) }
+        router.put("/v1/admin/tenants/{tenant}") { request, context in try await self.putTenant(request, context) }
+        router.get("/v1/admin/tenants/{tenant}") { request, context in try await self.tenant(request, context) }
+        router.get("/v1/admin/tenants/{tenant}/apps") { request, context in try await self.apps(request, context) }
+        router.put("/v1/admin/tenants/{tenant}/apps/{bundle_id}") { request, context in try await self.putApp(request, context) }
+        router.get("/v1/admin/tenants/{tenant}/apns-keys") { request, context in try await self.apnsKeys(request, context) }
+        router.post("/v1/admin/tenants/{tenant}/apps/{bundle_id}/apns-keys") { request, context in try await self.addAPNsKey(request, context) }
+        router.post("/v1/admin/tenants/{tenant}/apps/{bundle_id}/apns-keys/{key_id}/activate") { request, context in
+            try await self.activateAPNsKey(request, context)
+        }
+        router.delete("/v1/admin/tenants/{tenant}/apps/{bundle_id}/apns-keys/{key_id}") { request, context in
+            try await self.retireAPNsKey(request, context)
+        }
+        router.get("/v1/admin/tenants/{tenant}/api-keys") { request, context in try await self.apiKeys(request, context) }
+        router.post("/v1/admin/tenants/{tenant}/api-keys") { request, context in try await self.issueAPIKey(request, context) }
+        router.post("/v1/admin/tenants/{tenant}/api-keys/{id}/rotate") { request, context in try await self.rotateAPIKey(request, context) }
+        router.delete("/v1/admin/tenants/{tenant}/api-keys/{id}") { request, context in try await self.revokeAPIKey(request, context) }
+        router.put("/v1/admin/tenants/{tenant}/customer-tokens") { request, context in try await self.putCustomerTokens(request, context) }
+        router.get("/v1/admin/tenants/{tenant}/customer-tokens") { request, context in try await self.customerTokens(request, context) }
+    }
+
+    // MARK: - Customer tokens
+
+    func putCustomerTokens(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let body = try WireCoding.decode(CustomerTokenSettingsPutRequest.self, from: try await request.bodyData(context: context))
+        let saved = try await admin.putCustomerTokenSettings(tenant: tenant, body)
+        await customerTokensChanged()
+        return try JSONResponse.make(.ok, saved)
+    }
+
+    func customerTokens(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        guard let settings = try await admin.customerTokenSettings(tenant: tenant) else { throw APIError.customerTokensNotConfigured }
+        return try JSONResponse.make(.ok, settings)
+    }
+
+    // MARK: - Tenants and apps
+
+    func tenants(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let principal = try context.presentedKey()
+        guard principal.role == .admin else { throw APIError.forbidden(role: principal.role, allowed: [.admin]) }
+        let tenants = try await admin.database.tenants.tenants(only: principal.tenant)
+        return try JSONResponse.make(.ok, TenantListResponse(tenants: tenants.map(TenantResponse.init)))
+    }
+
+    func putTenant(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        let principal = try context.authorizeAdmin(tenant: tenant)
+        // Only the bootstrap key creates tenants; a tenant's own admin key may rename its tenant.
+        if principal.tenant != nil, try await admin.database.tenants.tenant(id: tenant) == nil { throw APIError.unknownTenant(tenant) }
+        let body = try WireCoding.decode(TenantPutRequest.self, from: try await request.bodyData(context: context))
+        let (saved, created) = try await admin.putTenant(id: tenant, name: body.name)
+        return try JSONResponse.make(created ? .created : .ok, TenantResponse(saved))
+    }
+
+    func tenant(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        _ = try context.authorizeAdmin(tenant: tenant)
+        guard let record = try await admin.database.tenants.tenant(id: tenant) else { throw APIError.unknownTenant(tenant) }
+        return try JSONResponse.make(.ok, TenantResponse(record))
+    }
+
+    func apps(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let apps = try await admin.database.tenants.apps(tenant: tenant)
+        return try JSONResponse.make(.ok, AppListResponse(apps: apps.map(AppResponse.init)))
+    }
+
+    func putApp(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        _ = try context.authorizeAdmin(tenant: tenant)
+        let bundleID = try context.pathParameter("bundle_id")
+        let body = try WireCoding.decode(AppPutRequest.self, from: try await request.bodyData(context: context))
+        let (app, created) = try await admin.putApp(tenant: tenant, bundleID: bundleID, teamID: body.teamID)
+        return try JSONResponse.make(created ? .created : .ok, AppResponse(app))
+    }
+
+    // MARK: - APNs keys
+
+    func apnsKeys(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let keys = try await admin.database.apnsKeys.keys(tenant: tenant)
+        return try JSONResponse.make(.ok, APNsKeyListResponse(keys: keys.map(APNsKeyResponse.init)))
+    }
+
+    func addAPNsKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        let principal = try context.authorizeAdmin(tenant: tenant)
+        let bundleID = try context.pathParameter("bundle_id")
+        let body = try WireCoding.decode(APNsKeyCreateRequest.self, from: try await request.bodyData(context: context))
+        return try await idempotent(request, principal: principal, tenant: tenant, body: body) {
+            let (key, _) = try await admin.addAPNsKey(tenant: tenant, bundleID: bundleID, body)
+            await apnsKeysChanged()
+            context.logger.info(
+                "APNs key added", metadata: ["bundle_id": "\(bundleID)", "key_id": "\(key.keyID)", "fingerprint": "\(key.fingerprint)"])
+            let answer = try WireCoding.canonical(APNsKeyResponse(key))
+            return (.created, answer, answer)
+        }
+    }
+
+    func activateAPNsKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        let principal = try context.authorizeAdmin(tenant: tenant)
+        let (bundleID, keyID) = (try context.pathParameter("bundle_id"), try context.pathParameter("key_id"))
+        return try await idempotent(request, principal: principal, tenant: tenant, body: [String: String]()) {
+            let key = try await admin.setAPNsKey(.active, tenant: tenant, bundleID: bundleID, keyID: keyID)
+            await apnsKeysChanged()
+            let answer = try WireCoding.canonical(APNsKeyResponse(key))
+            return (.ok, answer, answer)
+        }
+    }
+
+    func retireAPNsKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        _ = try context.authorizeAdmin(tenant: tenant)
+        _ = try await admin.setAPNsKey(
+            .retired, tenant: tenant, bundleID: try context.pathParameter("bundle_id"), keyID: try context.pathParameter("key_id"))
+        await apnsKeysChanged()
+        return Response(status: .noContent)
+    }
+
+    // MARK: - API keys
+
+    func apiKeys(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let keys = try await admin.database.apiKeys.keys(tenant: tenant)
+        return try JSONResponse.make(.ok, APIKeyListResponse(keys: keys.map { APIKeyResponse($0) }))
+    }
+
+    func issueAPIKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        let principal = try context.authorizeAdmin(tenant: tenant)
+        let body = try WireCoding.decode(APIKeyCreateRequest.self, from: try await request.bodyData(context: context))
+        return try await idempotent(request, principal: principal, tenant: tenant, body: body) {
+            let (key, presented) = try await admin.issueAPIKey(tenant: tenant, body)
+            context.logger.info("API key issued", metadata: ["issued_key_id": "\(key.id)", "issued_role": "\(key.role.rawValue)"])
+            return (.created, try WireCoding.canonical(APIKeyResponse(key, presented: presented)), try WireCoding.canonical(APIKeyResponse(key)))
+        }
+    }
+
+    func rotateAPIKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        let principal = try context.authorizeAdmin(tenant: tenant)
+        let id = try context.pathParameter("id")
+        return try await idempotent(request, principal: principal, tenant: tenant, body: [String: String]()) {
+            let (key, presented) = try await admin.rotateAPIKey(tenant: tenant, id: id)
+            context.logger.info("API key rotated", metadata: ["issued_key_id": "\(key.id)", "rotated_from": "\(id)"])
+            return (.created, try WireCoding.canonical(APIKeyResponse(key, presented: presented)), try WireCoding.canonical(APIKeyResponse(key)))
+        }
+    }
+
+    func revokeAPIKey(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try Self.tenant(context)
+        _ = try context.authorizeAdmin(tenant: tenant)
+        let key = try await admin.revokeAPIKey(tenant: tenant, id: try context.pathParameter("id"))
+        context.logger.info("API key revoked", metadata: ["revoked_key_id": "\(key.id)"])
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Helpers
+
+    static func tenant(_ context: CremaRequestContext) throws(APIError) -> String {
+        let tenant = try context.pathParameter("tenant")
+        guard TenantID.isValid(tenant) else {
+            throw .invalidField(field: "tenant", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        return tenant
+    }
+
+    /// The path's tenant, administered by the caller and existing.
+    func existingTenant(_ context: CremaRequestContext) async throws -> String {
+        let tenant = try Self.tenant(context)
+        _ = try context.authorizeAdmin(tenant: tenant)
+        guard try await admin.database.tenants.tenant(id: tenant) != nil else { throw APIError.unknownTenant(tenant) }
+        return tenant
+    }
+
+    /// Runs an administrative POST once per Idempotency-Key: a retry gets the first answer. An issued API key is
+    /// stored without its secret, so a replay answers the key's id and role but never the key itself again.
+    func idempotent(
+        _ request: Request, principal: APIPrincipal, tenant: String, body: some Encodable,
+        _ perform: () async throws -> (status: HTTPResponse.Status, shown: String, kept: String)
+    ) async throws -> Response {
+        let key = try OrderRoutes.idempotencyKey(request)
+        let identity = IdempotentRequest(
+            scope: "admin:" + (principal.keyID ?? "bootstrap"), key: key, path: "POST \(request.uri.path)", body: try WireCoding.canonical(body))
+        if let replay = try await admin.database.idempotency.stored(identity, tenant: tenant) { return OrderRoutes.respond(replay) }
+        let (status, shown, kept) = try await perform()
+        try await admin.database.idempotency.remember(identity, tenant: tenant, answer: CommandResponse(status: Int(status.code), body: kept, replayed: false))
+        return JSONResponse.make(status, raw: shown)
+    }
+}

@@ -1,0 +1,117 @@
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// An API key Crema generated, as stored: its public id, whose it is and what it may do, and a SHA-256 of the
+/// whole key (the key itself is shown once and never kept).
+public struct StoredAPIKey: Sendable, Hashable {
+    public var id: String
+    public var tenant: String
+    public var role: Role
+    /// nil: every store of the tenant.
+    public var stores: [String]?
+    public var hash: [UInt8]
+    public var createdAt: Date
+    public var expiresAt: Date?
+    public var revokedAt: Date?
+    public var rotatedFrom: String?
+
+    public init(
+        id: String, tenant: String, role: Role, stores: [String]?, hash: [UInt8], createdAt: Date, expiresAt: Date?, revokedAt: Date?,
+        rotatedFrom: String?
+    ) {
+        self.id = id
+        self.tenant = tenant
+        self.role = role
+        self.stores = stores
+        self.hash = hash
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.rotatedFrom = rotatedFrom
+    }
+}
+
+/// API keys: issued, rotated and revoked by administrators, looked up by id on every request that presents one.
+public struct APIKeyRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    private static let columns: StaticString = """
+        key_id, tenant_id, role, array_to_json(stores)::text AS stores, encode(key_hash, 'hex') AS hash, created_at, expires_at,
+        revoked_at, rotated_from
+        """
+
+    /// Stores a new key's hash.
+    public func insert(_ key: StoredAPIKey) async throws(StoreError) {
+        let hash = key.hash.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let stores = key.stores.map(PostgresTextArray.init)
+        try await database {
+            try await pool.withConnection { connection in
+                guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(key.tenant)").isEmpty else {
+                    throw StoreError.unknownTenant(key.tenant)
+                }
+                _ = try await connection.query(
+                    """
+                    INSERT INTO api_keys (key_id, tenant_id, role, stores, key_hash, expires_at, rotated_from)
+                    VALUES (\(key.id), \(key.tenant), \(key.role.rawValue), \(stores)::text[], decode(\(hash), 'hex'), \(key.expiresAt),
+                            \(key.rotatedFrom))
+                    """)
+            }
+        }
+    }
+
+    /// The key with this id, whatever its state (the caller tells expired and revoked apart).
+    public func key(id: String) async throws(StoreError) -> StoredAPIKey? {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM api_keys WHERE key_id = \(id)").first.map(Self.key(from:))
+            }
+        }
+    }
+
+    /// A tenant's keys, newest first.
+    public func keys(tenant: String) async throws(StoreError) -> [StoredAPIKey] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM api_keys WHERE tenant_id = \(tenant) ORDER BY created_at DESC, key_id"
+                ).map(Self.key(from:))
+            }
+        }
+    }
+
+    /// Revokes a tenant's key; nil when the tenant has no such key. Revoking twice keeps the first time.
+    public func revoke(id: String, tenant: String) async throws(StoreError) -> StoredAPIKey? {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = \(tenant) AND key_id = \(id)
+                    RETURNING \(unescaped: Self.columns)
+                    """
+                ).first.map(Self.key(from:))
+            }
+        }
+    }
+
+    static func key(from row: PostgresRow) throws -> StoredAPIKey {
+        guard let role = Role(rawValue: try row.decode("role")) else { throw PostgresError(.decoding, detail: "unknown role") }
+        let hex = Array(try row.decode("hash", as: String.self).utf8)
+        var hash: [UInt8] = []
+        var index = 0
+        while index + 1 < hex.count {
+            guard let byte = UInt8(String(decoding: hex[index...index + 1], as: UTF8.self), radix: 16) else {
+                throw PostgresError(.decoding, detail: "key_hash is not hex")
+            }
+            hash.append(byte)
+            index += 2
+        }
+        let stores = try row.decode("stores", as: PostgresJSON?.self)?.decode([String].self)
+        return StoredAPIKey(
+            id: try row.decode("key_id"), tenant: try row.decode("tenant_id"), role: role, stores: stores, hash: hash,
+            createdAt: try row.decode("created_at"), expiresAt: try row.decode("expires_at", as: Date?.self),
+            revokedAt: try row.decode("revoked_at", as: Date?.self), rotatedFrom: try row.decode("rotated_from", as: String?.self))
+    }
+}

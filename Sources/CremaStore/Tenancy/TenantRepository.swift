@@ -1,0 +1,114 @@
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// A tenant (a brand) as the admin API shows it.
+public struct TenantRecord: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    /// The app a token registered without naming one belongs to.
+    public var defaultBundleID: String?
+    public var createdAt: Date
+}
+
+/// An iOS app of a tenant: its bundle id (the APNs topic) and the Apple team whose keys sign for it.
+public struct AppRecord: Sendable, Hashable {
+    public var tenant: String
+    public var bundleID: String
+    public var teamID: String
+    public var createdAt: Date
+}
+
+/// Tenants and their apps: created and listed by administrators, read by everything that needs to know whose
+/// data it touches.
+public struct TenantRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Creates or renames a tenant; `created` tells which.
+    public func put(id: String, name: String) async throws(StoreError) -> (tenant: TenantRecord, created: Bool) {
+        try await database {
+            try await pool.withConnection { connection in
+                let row = try await connection.query(
+                    """
+                    INSERT INTO tenants (tenant_id, name) VALUES (\(id), \(name))
+                    ON CONFLICT (tenant_id) DO UPDATE SET name = EXCLUDED.name, updated_at = now()
+                    RETURNING tenant_id, name, default_bundle_id, created_at, (xmax = 0) AS created
+                    """)[0]
+                return (try Self.tenant(from: row), try row.decode("created", as: Bool.self))
+            }
+        }
+    }
+
+    /// The tenant, or nil.
+    public func tenant(id: String) async throws(StoreError) -> TenantRecord? {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT tenant_id, name, default_bundle_id, created_at FROM tenants WHERE tenant_id = \(id)"
+                ).first.map(Self.tenant(from:))
+            }
+        }
+    }
+
+    /// Every tenant, or only `only` when given (a tenant's own admin key sees its tenant alone).
+    public func tenants(only: String?) async throws(StoreError) -> [TenantRecord] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT tenant_id, name, default_bundle_id, created_at FROM tenants
+                    WHERE \(only)::text IS NULL OR tenant_id = \(only) ORDER BY tenant_id
+                    """
+                ).map(Self.tenant(from:))
+            }
+        }
+    }
+
+    /// Creates an app or changes its team; the tenant's first app becomes its default. A bundle id another tenant
+    /// holds is refused as `bundleTaken`.
+    public func putApp(tenant: String, bundleID: String, teamID: String) async throws(StoreError) -> (app: AppRecord, created: Bool) {
+        try await database {
+            try await pool.withTransaction { connection in
+                guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR UPDATE").isEmpty else {
+                    throw StoreError.unknownTenant(tenant)
+                }
+                let owner = try await connection.query("SELECT tenant_id FROM apps WHERE bundle_id = \(bundleID)")
+                if let other: String = try owner.first?.decode("tenant_id"), other != tenant { throw StoreError.bundleTaken(bundleID) }
+                let row = try await connection.query(
+                    """
+                    INSERT INTO apps (tenant_id, bundle_id, team_id) VALUES (\(tenant), \(bundleID), \(teamID))
+                    ON CONFLICT (tenant_id, bundle_id) DO UPDATE SET team_id = EXCLUDED.team_id, updated_at = now()
+                    RETURNING tenant_id, bundle_id, team_id, created_at, (xmax = 0) AS created
+                    """)[0]
+                try await connection.query(
+                    "UPDATE tenants SET default_bundle_id = \(bundleID) WHERE tenant_id = \(tenant) AND default_bundle_id IS NULL")
+                return (try Self.app(from: row), try row.decode("created", as: Bool.self))
+            }
+        }
+    }
+
+    /// The tenant's apps, by bundle id.
+    public func apps(tenant: String) async throws(StoreError) -> [AppRecord] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT tenant_id, bundle_id, team_id, created_at FROM apps WHERE tenant_id = \(tenant) ORDER BY bundle_id"
+                ).map(Self.app(from:))
+            }
+        }
+    }
+
+    static func tenant(from row: PostgresRow) throws -> TenantRecord {
+        TenantRecord(
+            id: try row.decode("tenant_id"), name: try row.decode("name"),
+            defaultBundleID: try row.decode("default_bundle_id", as: String?.self), createdAt: try row.decode("created_at"))
+    }
+
+    static func app(from row: PostgresRow) throws -> AppRecord {
+        AppRecord(
+            tenant: try row.decode("tenant_id"), bundleID: try row.decode("bundle_id"), teamID: try row.decode("team_id"),
+            createdAt: try row.decode("created_at"))
+    }
+}
