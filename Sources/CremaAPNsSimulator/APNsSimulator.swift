@@ -37,9 +37,9 @@ public final class APNsSimulator: Sendable {
     public static func start(_ configuration: APNsSimulatorConfiguration, logger: Logger) async throws -> APNsSimulator
     {
         let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory)
-        let verifier = try ProviderTokenVerifier(teamID: configuration.teamID, keys: configuration.keys)
+        let verifier = try ProviderTokenVerifier(keys: configuration.keys)
         let core = SimulatorCore(
-            validator: APNsRequestValidator(bundleID: configuration.bundleID),
+            validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs),
             verifier: verifier,
             maxRecords: configuration.maxRecords,
             logger: logger)

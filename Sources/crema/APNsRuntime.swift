@@ -22,8 +22,9 @@ struct APNsRuntime {
             let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
             let directory = dataDirectory.appendingPathComponent("apns-sim")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            var configuration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
-            configuration.bundleID = bundleID
+            let configuration = APNsSimulatorConfiguration(
+                directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
+                bundleIDs: [bundleID])
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
             // Where it listens changes each start; scripts and the README read it from here.
             try Data((simulator.baseURL.absoluteString + "\n").utf8).write(to: directory.appendingPathComponent("url"))

@@ -24,8 +24,10 @@ struct Harness {
     let directory: String
     let logger: Logger
 
+    /// `otherKeys` are accepted beside ``key`` (each for its own team); `bundleIDs` are the apps topics may name.
     static func with(
-        bundleID: String? = Harness.bundleID,
+        bundleIDs: Set<String> = [Harness.bundleID],
+        otherKeys: [APNsSigningKey] = [],
         _ body: (Harness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -35,7 +37,7 @@ struct Harness {
         logger.logLevel = .critical
         let simulator = try await APNsSimulator.start(
             APNsSimulatorConfiguration(
-                directory: directory, teamID: teamID, keys: [keyID: key.publicKeyPEM], bundleID: bundleID),
+                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs),
             logger: logger)
         let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
         do {
@@ -115,6 +117,11 @@ struct Harness {
     }
 
     // MARK: - Fixtures
+
+    /// How the simulator is told to accept `key`.
+    static func accepted(_ key: APNsSigningKey) -> APNsSimulatorKey {
+        APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)
+    }
 
     static func randomToken(bytes: Int = 32) -> String {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()

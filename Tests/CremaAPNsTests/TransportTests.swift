@@ -33,7 +33,7 @@ struct TransportTests {
             "crema-apns-cert-\(UUID().uuidString)"
         ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = APNsSimulatorConfiguration(directory: directory, teamID: Harness.teamID, keys: [:])
+        let configuration = APNsSimulatorConfiguration(directory: directory, keys: [])
         let first = try await APNsSimulator.start(configuration, logger: .init(label: "test"))
         let pem = try String(contentsOfFile: first.caFile, encoding: .utf8)
         try await first.shutdown()

@@ -39,8 +39,9 @@ struct DeliveryHarness: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")
-        var simConfiguration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
-        simConfiguration.bundleID = bundleID
+        let simConfiguration = APNsSimulatorConfiguration(
+            directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
+            bundleIDs: [bundleID])
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
         var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile)
