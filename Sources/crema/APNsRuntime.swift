@@ -9,6 +9,8 @@ import Logging
 /// configured (docs/design.md §7's embedded default).
 struct APNsRuntime {
     var client: APNsClient
+    /// The one key this process signs with (the dispatcher passes it to every send until apps carry their own).
+    var signingKey: APNsSigningKey
     var simulator: APNsSimulator?
     var bundleID: String
 
@@ -29,8 +31,8 @@ struct APNsRuntime {
             // Where it listens changes each start; scripts and the README read it from here.
             try Data((simulator.baseURL.absoluteString + "\n").utf8).write(to: directory.appendingPathComponent("url"))
             let client = try APNsClient(
-                configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
-            return APNsRuntime(client: client, simulator: simulator, bundleID: bundleID)
+                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+            return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
         case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
             let key: APNsSigningKey
             do {
@@ -38,9 +40,10 @@ struct APNsRuntime {
             } catch {
                 throw RuntimeError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
             }
-            let configuration = url.map { APNsClientConfiguration.singleServer($0, signingKey: key, extraTrustRootsPEMFile: caFile) }
-                ?? APNsClientConfiguration(signingKey: key, extraTrustRootsPEMFile: caFile)
-            return APNsRuntime(client: try APNsClient(configuration: configuration, logger: logger), simulator: nil, bundleID: bundleID)
+            let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
+                ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
+            return APNsRuntime(
+                client: try APNsClient(configuration: configuration, logger: logger), signingKey: key, simulator: nil, bundleID: bundleID)
         }
     }
 

@@ -40,7 +40,7 @@ extension Crema {
             settings.workers = workers
             settings.lease = .seconds(leaseSeconds)
             let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, conninfo: database.conninfo, configuration: settings,
+                store: DeliveryRepository(pool: pool), client: apns.client, signingKey: apns.signingKey, conninfo: database.conninfo, configuration: settings,
                 registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [.init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -81,7 +81,7 @@ extension Crema {
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
             dependencies.customerTokens = customerTokens
             let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
+                store: DeliveryRepository(pool: pool), client: apns.client, signingKey: apns.signingKey, conninfo: conninfo, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
                 services: [dispatcher]

@@ -44,7 +44,7 @@ struct DeliveryHarness: Sendable {
             bundleIDs: [bundleID])
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
-        var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile)
+        var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile)
         // Generous bounds: a loaded test machine can take seconds to reach the in-process simulator.
         configuration.connectTimeout = .seconds(60)
         configuration.requestTimeout = .seconds(60)
@@ -59,7 +59,7 @@ struct DeliveryHarness: Sendable {
                 // Several dispatchers model several processes: each has its own listener and claims.
                 let running = (0..<dispatchers).map { _ in
                     let dispatcher = Dispatcher(
-                        store: DeliveryRepository(pool: db.pool), client: client, conninfo: db.conninfo, configuration: settings,
+                        store: DeliveryRepository(pool: db.pool), client: client, signingKey: key, conninfo: db.conninfo, configuration: settings,
                         registry: registry, logger: logger)
                     return Task { try await dispatcher.run() }
                 }

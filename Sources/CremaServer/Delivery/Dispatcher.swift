@@ -15,6 +15,8 @@ public import ServiceLifecycle
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient
+    /// Signs every push for now; per-app keys replace it with tenants (issue 12).
+    let signingKey: APNsSigningKey
     /// Where wake-ups come from; nil polls only.
     let conninfo: String?
     let configuration: DispatcherConfiguration
@@ -24,11 +26,12 @@ public struct Dispatcher: Service, CustomStringConvertible {
     public var description: String { "Dispatcher" }
 
     public init(
-        store: DeliveryRepository, client: APNsClient, conninfo: String?, configuration: DispatcherConfiguration = .init(),
+        store: DeliveryRepository, client: APNsClient, signingKey: APNsSigningKey, conninfo: String?, configuration: DispatcherConfiguration = .init(),
         registry: PrometheusCollectorRegistry, logger: Logger
     ) {
         self.store = store
         self.client = client
+        self.signingKey = signingKey
         self.conninfo = conninfo
         self.configuration = configuration
         self.logger = logger
@@ -111,7 +114,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
             metrics.recordLatency(.seconds(now.timeIntervalSince(delivery.plannedAt)), pushType: delivery.pushType)
         }
         do {
-            let response = try await client.send(request)
+            let response = try await client.send(request, signedBy: signingKey)
             return DeliveryResult(delivery: delivery, outcome: outcome(of: response, for: delivery), apnsID: response.apnsID ?? apnsID)
         } catch {
             logger.debug(
