@@ -13,8 +13,8 @@ public enum CustomerTokenRefusal: String, Error, Sendable, Hashable, CaseIterabl
     case wrongAudience = "token_wrong_audience"
     /// `sub`, `exp`, `iss` or `aud` is missing, or `sub` is not a usable customer ref.
     case missingClaim = "token_missing_claim"
-    /// A `tenant` claim other than `default`: tenants come later (docs/design.md §9.1).
-    case unknownTenant = "tenant_not_supported"
+    /// The `tenant` claim names a tenant with no customer token settings (docs/tenants.md).
+    case unknownTenant = "token_tenant_unknown"
     /// A JWT was presented but this server has no `CREMA_CUSTOMER_JWT_KEYS`.
     case notConfigured = "customer_tokens_not_configured"
 
@@ -30,7 +30,7 @@ public enum CustomerTokenRefusal: String, Error, Sendable, Hashable, CaseIterabl
         case .wrongIssuer: "The customer token's 'iss' is not the configured issuer."
         case .wrongAudience: "The customer token's 'aud' does not include the configured audience."
         case .missingClaim: "The customer token lacks 'sub', 'exp', 'iss' or 'aud', or its 'sub' is not a customer ref."
-        case .unknownTenant: "Only the tenant 'default' is served for now; leave the 'tenant' claim out or set it to 'default'."
+        case .unknownTenant: "The customer token's 'tenant' names a tenant that accepts no customer tokens."
         case .notConfigured: "This server accepts no customer tokens (CREMA_CUSTOMER_JWT_KEYS is not set)."
         }
     }

@@ -8,11 +8,11 @@ import NIOHTTP1
 import NIOSSL
 
 /// Sends pushes to APNs (or a compatible server) over HTTP/2 + TLS with ES256 provider tokens. One instance
-/// holds one connection pool and one cached JWT, and is meant to be shared by every concurrent send.
+/// serves every app: each send names the key it is signed with, and each key gets its own cached JWT and its own
+/// connections. Meant to be shared by every concurrent send.
 public final class APNsClient: Sendable {
     private let configuration: APNsClientConfiguration
-    private let http: HTTPClient
-    private let tokens: ProviderTokenCache
+    private let keyring: ProviderTokenKeyring<HTTPClient>
     private let logger: Logger
     private let transportLogger: Logger
 
@@ -40,11 +40,20 @@ public final class APNsClient: Sendable {
         // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
         var transportLogger = logger
         transportLogger.logLevel = max(logger.logLevel, .debug)
-        self.http = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http,
-            backgroundActivityLogger: transportLogger)
+        let httpConfiguration = http
+        let poolLogger = transportLogger
+        self.keyring = ProviderTokenKeyring(
+            lifetime: configuration.tokenLifetime, now: now,
+            connect: { _ in
+                HTTPClient(
+                    eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: httpConfiguration,
+                    backgroundActivityLogger: poolLogger)
+            },
+            release: { http in
+                // An idle key's pool has nothing in flight; closing it needs no one to wait.
+                Task { try? await http.shutdown() }
+            })
         self.configuration = configuration
-        self.tokens = ProviderTokenCache(key: configuration.signingKey, lifetime: configuration.tokenLifetime, now: now)
         self.logger = logger
         self.transportLogger = transportLogger
     }
@@ -53,30 +62,39 @@ public final class APNsClient: Sendable {
         try self.init(configuration: configuration, logger: logger, now: { Date() })
     }
 
-    /// Sends one push and returns APNs' answer. Non-2xx answers are returned (not thrown); this throws
-    /// ``APNsClientError`` only when there was no answer: timeout, connection failure or drop, TLS failure.
+    /// Sends one push signed with `key` (the JWT of that key, reused for its lifetime) and returns APNs' answer.
+    /// Non-2xx answers are returned (not thrown); this throws ``APNsClientError`` only when there was no answer:
+    /// timeout, connection failure or drop, TLS failure.
     ///
-    /// On 403 `ExpiredProviderToken` the client signs a new token and sends the request once more itself;
-    /// the second answer is returned whatever it is.
-    public func send(_ request: APNsRequest) async throws(APNsClientError) -> APNsResponse {
-        let token = tokens.token()
-        let response = try await perform(request, token: token)
+    /// On 403 `ExpiredProviderToken` the client signs a new token for that key and sends the request once more
+    /// itself; the second answer is returned whatever it is.
+    public func send(
+        _ request: APNsRequest,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsResponse {
+        guard let lane = keyring.lane(for: key) else { throw .shutDown }
+        let token = lane.tokens.token()
+        let response = try await perform(request, token: token, on: lane.connection)
         guard response.status == 403, response.reason == "ExpiredProviderToken" else { return response }
-        let fresh = tokens.replace(token)
+        let fresh = lane.tokens.replace(token)
         logger.debug(
             "APNs said the provider token expired; retrying with a new one",
-            metadata: ["apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))"])
-        return try await perform(request, token: fresh)
+            metadata: [
+                "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                "apns.key_id": "\(key.keyID)", "apns.key_fingerprint": "\(key.fingerprint)",
+            ])
+        return try await perform(request, token: fresh, on: lane.connection)
     }
 
     /// Closes the connections; sends in flight fail with ``APNsClientError/shutDown``.
     public func shutdown() async throws {
-        try await http.shutdown()
+        for http in keyring.close() { try await http.shutdown() }
     }
 
     private func perform(
         _ request: APNsRequest,
         token: ProviderTokenCache.Token,
+        on pool: HTTPClient,
         resentUnsent: Bool = false
     ) async throws(APNsClientError) -> APNsResponse {
         var url = configuration.baseURL(for: request.environment).absoluteString
@@ -88,7 +106,7 @@ public final class APNsClient: Sendable {
 
         let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
         do {
-            let answer = try await self.http.execute(http, deadline: deadline, logger: transportLogger)
+            let answer = try await pool.execute(http, deadline: deadline, logger: transportLogger)
             let body = try await answer.body.collect(upTo: 64 * 1024)
             let response = Self.response(status: Int(answer.status.code), headers: answer.headers, body: body)
             logger.debug(
@@ -108,7 +126,7 @@ public final class APNsClient: Sendable {
                     metadata: [
                         "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
                     ])
-                return try await perform(request, token: token, resentUnsent: true)
+                return try await perform(request, token: token, on: pool, resentUnsent: true)
             }
             let failure = Self.classify(error)
             logger.debug(

@@ -2,7 +2,7 @@ public import CremaAPNsProtocol
 public import Foundation
 
 /// Where and how ``APNsClient`` connects: Apple's two base URLs (or one compatible server), extra trust roots,
-/// the signing key, and the timing rules for requests and provider tokens (docs/design.md §6, §9).
+/// and the timing rules for requests and provider tokens (docs/design.md §6, §9).
 public struct APNsClientConfiguration: Sendable {
     /// Base URL for production device tokens.
     public var productionURL: URL
@@ -10,8 +10,6 @@ public struct APNsClientConfiguration: Sendable {
     public var sandboxURL: URL
     /// A PEM file of extra trust roots added to the system's (`CREMA_APNS_CA_FILE`): simulators, proxies.
     public var extraTrustRootsPEMFile: String?
-    /// The `.p8` key that signs provider tokens.
-    public var signingKey: APNsSigningKey
     /// How long one send may take, from queueing for a connection to the last byte of the answer.
     public var requestTimeout: Duration
     /// How long opening a connection (TCP and TLS) may take before the send fails as a timeout.
@@ -19,21 +17,20 @@ public struct APNsClientConfiguration: Sendable {
     /// Whether a failed connection attempt is retried with backoff until `connectTimeout` (on, as AsyncHTTPClient
     /// recommends: connecting is flaky at scale); off, a send fails with the attempt's own error at once.
     public var retriesFailedConnections = true
-    /// How long a provider token is reused before a new one is signed (APNs: between 20 and 60 minutes).
+    /// How long a provider token is reused before a new one is signed (APNs: between 20 and 60 minutes); a key
+    /// unused for this long has its token forgotten.
     public var tokenLifetime: Duration
 
     public static let appleProductionURL = URL(string: "https://api.push.apple.com")!
     public static let appleSandboxURL = URL(string: "https://api.sandbox.push.apple.com")!
 
     public init(
-        signingKey: APNsSigningKey,
         productionURL: URL = APNsClientConfiguration.appleProductionURL,
         sandboxURL: URL = APNsClientConfiguration.appleSandboxURL,
         extraTrustRootsPEMFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
         tokenLifetime: Duration = .seconds(50 * 60)
     ) {
-        self.signingKey = signingKey
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.extraTrustRootsPEMFile = extraTrustRootsPEMFile
@@ -44,11 +41,9 @@ public struct APNsClientConfiguration: Sendable {
     /// Everything to one server (CREMA_APNS_URL set: a simulator or proxy).
     public static func singleServer(
         _ url: URL,
-        signingKey: APNsSigningKey,
         extraTrustRootsPEMFile: String? = nil
     ) -> Self {
-        Self(
-            signingKey: signingKey, productionURL: url, sandboxURL: url, extraTrustRootsPEMFile: extraTrustRootsPEMFile)
+        Self(productionURL: url, sandboxURL: url, extraTrustRootsPEMFile: extraTrustRootsPEMFile)
     }
 
     /// The base URL for tokens of `environment`.

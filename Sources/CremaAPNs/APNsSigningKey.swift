@@ -10,6 +10,9 @@ public struct APNsSigningKey: Sendable {
     public let keyID: String
     /// The 10-character Team ID (the JWT claims' `iss`).
     public let teamID: String
+    /// The first 16 hex characters of the SHA-256 of the public key (x9.63): tells apart two uploads with the
+    /// same Key ID in logs, listings and token caches without revealing anything secret.
+    public let fingerprint: String
 
     /// Reads a key from PEM text (PKCS#8 `PRIVATE KEY`, as Apple ships `.p8` files, or SEC1 `EC PRIVATE KEY`).
     public init(pem: String, keyID: String, teamID: String) throws(APNsSigningKeyError) {
@@ -39,12 +42,14 @@ public struct APNsSigningKey: Sendable {
         self.privateKey = privateKey
         self.keyID = keyID
         self.teamID = teamID
+        self.fingerprint = Self.fingerprint(of: privateKey.publicKey)
     }
 
     private init(unchecked privateKey: P256.Signing.PrivateKey, keyID: String, teamID: String) {
         self.privateKey = privateKey
         self.keyID = keyID
         self.teamID = teamID
+        self.fingerprint = Self.fingerprint(of: privateKey.publicKey)
     }
 
     /// A fresh random key, for the embedded simulator and tests (never for Apple, which issues its own keys).
@@ -55,14 +60,12 @@ public struct APNsSigningKey: Sendable {
     /// The private key as PKCS#8 PEM, the `.p8` file format.
     public var pkcs8PEM: String { privateKey.pemRepresentation }
 
-    /// The first 16 hex characters of the public key's SHA-256: tells keys apart in listings and logs without
-    /// revealing anything about the private key.
-    public var fingerprint: String {
-        SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
-    }
-
     /// The public key as SubjectPublicKeyInfo PEM: what a server needs to verify this key's tokens.
     public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
+
+    private static func fingerprint(of publicKey: P256.Signing.PublicKey) -> String {
+        SHA256.hash(data: publicKey.x963Representation).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
 
     private static func check(_ value: String, name: String) throws(APNsSigningKeyError) {
         guard !value.isEmpty,

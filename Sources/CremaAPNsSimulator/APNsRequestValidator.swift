@@ -29,7 +29,8 @@ struct APNsRequestValidator: Sendable {
         "apns-id",
     ]
 
-    var bundleID: String?
+    /// The apps topics may name; empty accepts any well-formed topic.
+    var bundleIDs: Set<String> = []
 
     /// The device token of `/3/device/<token>`, or the path refusal.
     func deviceToken(method: String, path: String) -> Result<String, Refusal> {
@@ -77,13 +78,15 @@ struct APNsRequestValidator: Sendable {
         guard topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }),
             !topic.hasPrefix("."), !topic.hasSuffix("."), !topic.contains("..")
         else { return .failure(Refusal(400, "BadTopic", "apns-topic \(topic) is not a bundle ID")) }
-        if let bundleID, topic != bundleID + suffix {
-            return .failure(
-                Refusal(
-                    400, "DeviceTokenNotForTopic",
-                    "a \(pushType) push for \(bundleID) must use topic \(bundleID + suffix)"))
+        if !bundleIDs.isEmpty, !(topic.hasSuffix(suffix) && bundleIDs.contains(String(topic.dropLast(suffix.count)))) {
+            let allowed = bundleIDs.sorted().map { $0 + suffix }
+            let detail =
+                allowed.count == 1
+                ? "a \(pushType) push for \(bundleIDs.sorted()[0]) must use topic \(allowed[0])"
+                : "a \(pushType) push must use one of the topics \(allowed.joined(separator: ", "))"
+            return .failure(Refusal(400, "DeviceTokenNotForTopic", detail))
         }
-        if bundleID == nil {
+        if bundleIDs.isEmpty {
             let suffixes = Set(Self.topicSuffixes.values.filter { !$0.isEmpty })
             let carried = suffixes.first { topic.hasSuffix($0) } ?? ""
             if carried != suffix {

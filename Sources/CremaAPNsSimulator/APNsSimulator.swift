@@ -37,9 +37,9 @@ public final class APNsSimulator: Sendable {
     public static func start(_ configuration: APNsSimulatorConfiguration, logger: Logger) async throws -> APNsSimulator
     {
         let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory)
-        let verifier = try ProviderTokenVerifier(teamID: configuration.teamID, keys: configuration.keys)
+        let verifier = try ProviderTokenVerifier(keys: configuration.keys)
         let core = SimulatorCore(
-            validator: APNsRequestValidator(bundleID: configuration.bundleID),
+            validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs),
             verifier: verifier,
             maxRecords: configuration.maxRecords,
             logger: logger)
@@ -136,6 +136,10 @@ public final class APNsSimulator: Sendable {
 
     /// Forgets all records.
     public func clearRecords() { core.clearRecords() }
+
+    /// Accepts provider tokens of one more key from now on, as Apple does once a key is uploaded to the developer
+    /// account: the built-in simulator trusts each key the admin API activates.
+    public func trust(_ key: APNsSimulatorKey) throws(APNsSimulatorError) { try core.verifier.trust(key) }
 
     /// Adds a fault; see ``APNsSimulatorFault`` for when each applies.
     public func inject(_ fault: APNsSimulatorFault) { core.inject(fault) }

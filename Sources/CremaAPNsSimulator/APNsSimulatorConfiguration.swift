@@ -7,12 +7,11 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var port: Int = 0
     /// Folder holding the TLS certificate (`ca.pem`, which clients trust) and its key (`key.pem`).
     public var directory: String
-    /// The Team ID every JWT's `iss` must carry.
-    public var teamID: String
-    /// Key ID → public key PEM: the keys whose JWTs are accepted.
-    public var keys: [String: String]
-    /// When set, topics must be this bundle ID plus the push type's suffix; otherwise any well-formed topic.
-    public var bundleID: String?
+    /// The keys whose JWTs are accepted, each for its own team.
+    public var keys: [APNsSimulatorKey]
+    /// The apps pushes may go to: a topic minus its push type's suffix must be one of them. Empty accepts any
+    /// well-formed topic.
+    public var bundleIDs: Set<String>
     /// Oldest records are dropped beyond this many.
     public var maxRecords: Int = 100_000
 
@@ -20,17 +19,15 @@ public struct APNsSimulatorConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 0,
         directory: String,
-        teamID: String,
-        keys: [String: String],
-        bundleID: String? = nil,
+        keys: [APNsSimulatorKey],
+        bundleIDs: Set<String> = [],
         maxRecords: Int = 100_000
     ) {
         self.host = host
         self.port = port
         self.directory = directory
-        self.teamID = teamID
         self.keys = keys
-        self.bundleID = bundleID
+        self.bundleIDs = bundleIDs
         self.maxRecords = maxRecords
     }
 }

@@ -36,6 +36,8 @@ public struct APNsSimulatorRecord: Sendable, Codable, Hashable {
     public var connectionID: Int
     /// The JWT's `kid`, when the token could be read.
     public var keyID: String?
+    /// The JWT's `iss` (the team it claims to sign for), when the token could be read.
+    public var teamID: String?
     /// The JWT's `iat`, when the token could be read.
     public var tokenIssuedAt: Date?
     /// The first 16 hex characters of the JWT's SHA-256: tells tokens apart without storing them.

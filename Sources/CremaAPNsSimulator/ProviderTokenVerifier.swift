@@ -3,11 +3,13 @@ import Foundation
 import Synchronization
 
 /// Checks `authorization: bearer <JWT>` the way APNs does (docs/apns.md §2): ES256 only, a known `kid`, the
-/// configured team as `iss`, a valid signature, and an `iat` no older than an hour.
+/// `iss` that is that key's team, a valid signature, and an `iat` no older than an hour.
 final class ProviderTokenVerifier: Sendable {
     /// What a verified token says; the signature check is cached per JWT, the age check is not.
     struct Claims: Sendable, Equatable {
         var keyID: String
+        /// The `iss` claim, when it is a string.
+        var teamID: String?
         var issuedAt: Date
         var fingerprint: String
     }
@@ -18,20 +20,37 @@ final class ProviderTokenVerifier: Sendable {
         case expired(Claims)
     }
 
-    private let teamID: String
-    private let keys: [String: P256.Signing.PublicKey]
+    private struct AcceptedKey {
+        var teamID: String
+        var publicKey: P256.Signing.PublicKey
+    }
+
+    /// Key ID → the keys uploaded under it (normally one; a re-uploaded key may sit beside the old one).
+    private let keys: Mutex<[String: [AcceptedKey]]>
     private let verified = Mutex<[String: Claims]>([:])
 
-    init(teamID: String, keys: [String: String]) throws(APNsSimulatorError) {
-        var parsed: [String: P256.Signing.PublicKey] = [:]
-        for (keyID, pem) in keys {
-            guard let key = try? P256.Signing.PublicKey(pemRepresentation: pem) else {
-                throw .invalidPublicKey(keyID: keyID)
+    init(keys: [APNsSimulatorKey]) throws(APNsSimulatorError) {
+        var parsed: [String: [AcceptedKey]] = [:]
+        for key in keys {
+            guard let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM) else {
+                throw .invalidPublicKey(keyID: key.keyID)
             }
-            parsed[keyID] = key
+            parsed[key.keyID, default: []].append(AcceptedKey(teamID: key.teamID, publicKey: publicKey))
         }
-        self.teamID = teamID
-        self.keys = parsed
+        self.keys = Mutex(parsed)
+    }
+
+    /// Accepts one more key from now on (a key uploaded to the developer account while the server runs).
+    func trust(_ key: APNsSimulatorKey) throws(APNsSimulatorError) {
+        guard let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM) else {
+            throw .invalidPublicKey(keyID: key.keyID)
+        }
+        keys.withLock { keys in
+            let accepted = AcceptedKey(teamID: key.teamID, publicKey: publicKey)
+            if !(keys[key.keyID] ?? []).contains(where: { $0.teamID == key.teamID && $0.publicKey.rawRepresentation == publicKey.rawRepresentation }) {
+                keys[key.keyID, default: []].append(accepted)
+            }
+        }
     }
 
     /// The token's claims, or why APNs would refuse it.
@@ -80,15 +99,21 @@ final class ProviderTokenVerifier: Sendable {
         guard let iat = (body["iat"] as? NSNumber)?.doubleValue, !(body["iat"] is String) else {
             return .failure(.invalid("iat is missing or not a number", nil))
         }
+        let teamID = body["iss"] as? String
         let claims = Claims(
             keyID: keyID,
+            teamID: teamID,
             issuedAt: Date(timeIntervalSince1970: iat),
             fingerprint: SHA256.hash(data: Data(jwt.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined())
-        guard body["iss"] as? String == teamID else { return .failure(.invalid("iss is not the team ID", claims)) }
-        guard let key = keys[keyID] else { return .failure(.invalid("unknown kid", claims)) }
+        guard let uploaded = keys.withLock({ $0[keyID] }) else { return .failure(.invalid("unknown kid", claims)) }
+        let candidates = uploaded.filter { $0.teamID == teamID }
+        guard !candidates.isEmpty else {
+            return .failure(.invalid("iss is not the team of key \(keyID)", claims))
+        }
+        let signed = Data((segments[0] + "." + segments[1]).utf8)
         guard signatureData.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
-            key.isValidSignature(signature, for: Data((segments[0] + "." + segments[1]).utf8))
+            candidates.contains(where: { $0.publicKey.isValidSignature(signature, for: signed) })
         else { return .failure(.invalid("bad signature", claims)) }
         return .success(claims)
     }

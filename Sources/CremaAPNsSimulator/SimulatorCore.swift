@@ -256,6 +256,7 @@ final class SimulatorCore: Sendable {
     private func note(_ claims: ProviderTokenVerifier.Claims?, in record: inout APNsSimulatorRecord) {
         guard let claims else { return }
         record.keyID = claims.keyID
+        record.teamID = claims.teamID
         record.tokenIssuedAt = claims.issuedAt
         record.tokenFingerprint = claims.fingerprint
     }

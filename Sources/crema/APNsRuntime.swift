@@ -2,6 +2,8 @@ import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
 import CremaServer
+import CremaService
+import CremaStore
 import Foundation
 import Logging
 
@@ -9,6 +11,8 @@ import Logging
 /// configured (docs/design.md §7's embedded default).
 struct APNsRuntime {
     var client: APNsClient
+    /// The one key this process signs with (the dispatcher passes it to every send until apps carry their own).
+    var signingKey: APNsSigningKey
     var simulator: APNsSimulator?
     var bundleID: String
 
@@ -22,14 +26,16 @@ struct APNsRuntime {
             let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
             let directory = dataDirectory.appendingPathComponent("apns-sim")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            var configuration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
-            configuration.bundleID = bundleID
+            let configuration = APNsSimulatorConfiguration(
+                directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
+                // Any app's topic: tenants add apps while it runs (Apple checks each token's topic; this stands in).
+                bundleIDs: [])
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
             // Where it listens changes each start; scripts and the README read it from here.
             try Data((simulator.baseURL.absoluteString + "\n").utf8).write(to: directory.appendingPathComponent("url"))
             let client = try APNsClient(
-                configuration: .singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
-            return APNsRuntime(client: client, simulator: simulator, bundleID: bundleID)
+                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+            return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
         case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
             let key: APNsSigningKey
             do {
@@ -37,19 +43,39 @@ struct APNsRuntime {
             } catch {
                 throw RuntimeError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
             }
-            let configuration = url.map { APNsClientConfiguration.singleServer($0, signingKey: key, extraTrustRootsPEMFile: caFile) }
-                ?? APNsClientConfiguration(signingKey: key, extraTrustRootsPEMFile: caFile)
-            return APNsRuntime(client: try APNsClient(configuration: configuration, logger: logger), simulator: nil, bundleID: bundleID)
+            let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
+                ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
+            return APNsRuntime(
+                client: try APNsClient(configuration: configuration, logger: logger), signingKey: key, simulator: nil, bundleID: bundleID)
         }
     }
 
+    /// Which keys this process signs with (docs/tenants.md). With a configured key: that key for the default
+    /// app and every app's active key from the database. With the built-in simulator and the private embedded
+    /// database: the simulator's key for every app without one, and the database's keys, which the simulator is
+    /// told to trust as Apple would. With the built-in simulator and a shared database: nothing at all, so this
+    /// instance leaves the outbox to one that can reach APNs instead of sending it to its private simulator.
+    func keyring(database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, logger: Logger) -> SigningKeyring {
+        guard let simulator else {
+            return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger)
+        }
+        guard privateDatabase else { return SigningKeyring(repository: nil, masterKey: nil, logger: logger) }
+        return SigningKeyring(repository: database, masterKey: masterKey, fallback: signingKey, logger: logger, onLoad: { key in
+            try? simulator.trust(APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM))
+        })
+    }
+
     /// One line for the terminal saying where pushes go.
-    var summary: String {
+    func summary(privateDatabase: Bool) -> String {
         if let simulator {
+            guard privateDatabase else {
+                return "APNs: no Apple key configured and the database is shared: this instance sends no pushes "
+                    + "(set CREMA_APNS_KEY_FILE, CREMA_APNS_KEY_ID, CREMA_APNS_TEAM_ID and CREMA_APNS_TOPIC to send)"
+            }
             return "APNs: no Apple key configured; delivering to the built-in simulator at \(simulator.baseURL.absoluteString) "
                 + "(requests: \(simulator.baseURL.absoluteString)/sim/requests; URL saved in apns-sim/url)"
         }
-        return "APNs: delivering with the configured key (topic \(bundleID))"
+        return "APNs: delivering with the configured key (topic \(bundleID)) and each app's active key from the database"
     }
 
     func shutdown() async {

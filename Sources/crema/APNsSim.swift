@@ -21,6 +21,10 @@ extension Crema {
                 Without --key-file it creates (or reuses) a signing key --dir/AuthKey_<KEY-ID>.p8 and prints the \
                 environment lines that point `crema serve` at it.
 
+                Several apps and teams: repeat --key TEAM-ID:KEY-ID[:PATH.p8] for more accepted keys (each signs \
+                only for its team; without a path the key is created or reused in --dir like the first one), and \
+                repeat --bundle-id for each app. The first --bundle-id is the one printed as CREMA_APNS_TOPIC.
+
                 Control API on the same port, no JWT, HTTP/1.1 or HTTP/2:
                   GET    /sim/health
                   GET    /sim/requests[?token=<hex>]   (oldest first)
@@ -49,8 +53,13 @@ extension Crema {
         @Option(help: "Key ID that JWTs must carry as kid.") var keyID: String = "CREMAKEY01"
         @Option(help: "A .p8 signing key whose public key to accept (default: generate one in --dir).") var keyFile:
             String?
-        @Option(help: "Bundle ID topics must use (plus the push type's suffix); any topic when absent.") var bundleID:
-            String?
+        @Option(
+            help: ArgumentHelp(
+                "A further key to accept, as TEAM-ID:KEY-ID or TEAM-ID:KEY-ID:PATH.p8 (repeatable).",
+                valueName: "team:key[:file]"))
+        var key: [String] = []
+        @Option(help: "A bundle ID topics may use, plus the push type's suffix (repeatable); any topic when absent.")
+        var bundleID: [String] = []
 
         func run() async throws {
             let level =
@@ -58,11 +67,15 @@ extension Crema {
                 ?? .info
             let logger = Runtime.bootstrapLogging(level: level.rawValue)
 
-            let (key, keyPath) = try signingKey()
+            let (key, keyPath) = try signingKey(keyID: keyID, teamID: teamID, file: keyFile)
+            var extras: [(APNsSigningKey, String?)] = []
+            for spec in self.key { extras.append(try signingKey(spec)) }
+            let accepted = ([key] + extras.map(\.0)).map {
+                APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM)
+            }
             let simulator = try await APNsSimulator.start(
                 APNsSimulatorConfiguration(
-                    host: host, port: port, directory: dir, teamID: teamID, keys: [keyID: key.publicKeyPEM],
-                    bundleID: bundleID),
+                    host: host, port: port, directory: dir, keys: accepted, bundleIDs: Set(bundleID)),
                 logger: logger)
 
             say("APNs simulator listening on \(simulator.baseURL.absoluteString) (Ctrl-C to stop)")
@@ -72,7 +85,12 @@ extension Crema {
             if let keyPath { say("export CREMA_APNS_KEY_FILE=\(Self.absolute(keyPath))") }
             say("export CREMA_APNS_KEY_ID=\(keyID)")
             say("export CREMA_APNS_TEAM_ID=\(teamID)")
-            say("export CREMA_APNS_TOPIC=\(bundleID ?? "com.example.crema")")
+            say("export CREMA_APNS_TOPIC=\(bundleID.first ?? "com.example.crema")")
+            for (extra, path) in extras {
+                let file = path.map { " (\(Self.absolute($0)))" } ?? ""
+                say("# also accepts key \(extra.keyID) of team \(extra.teamID)\(file)")
+            }
+            if bundleID.count > 1 { say("# topics of: \(bundleID.joined(separator: ", "))") }
 
             let group = ServiceGroup(
                 services: [SimulatorService(simulator: simulator)],
@@ -82,9 +100,20 @@ extension Crema {
             say("APNs simulator stopped.")
         }
 
-        /// The key to accept: `--key-file`, or the one this command generated in `--dir` (created on first run,
+        /// A `--key TEAM-ID:KEY-ID[:PATH]` value as a key.
+        private func signingKey(_ spec: String) throws -> (APNsSigningKey, String?) {
+            let parts = spec.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw RuntimeError(message: "--key \(spec): expected TEAM-ID:KEY-ID or TEAM-ID:KEY-ID:PATH.p8")
+            }
+            return try signingKey(keyID: parts[1], teamID: parts[0], file: parts.count == 3 ? parts[2] : nil)
+        }
+
+        /// The key to accept: `file`, or the one this command generated in `--dir` (created on first run,
         /// reused after so exported variables stay valid). The path is nil when the user supplied the key.
-        private func signingKey() throws -> (APNsSigningKey, String?) {
+        private func signingKey(
+            keyID: String, teamID: String, file keyFile: String?
+        ) throws -> (APNsSigningKey, String?) {
             do {
                 if let keyFile {
                     return (try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID), nil)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CremaAPI
+import CremaCore
 import CremaService
 import CremaStore
 import Foundation

@@ -34,14 +34,17 @@ extension Crema {
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
             let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
-            say(apns.summary)
+            say(apns.summary(privateDatabase: database.cluster != nil))
+            let keys = APNsKeyRepository(pool: pool)
+            let keyring = apns.keyring(
+                database: keys, masterKey: configuration.masterKey, privateDatabase: database.cluster != nil, logger: logger)
             var settings = DispatcherConfiguration()
             settings.batchSize = batchSize
             settings.workers = workers
             settings.lease = .seconds(leaseSeconds)
             let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, conninfo: database.conninfo, configuration: settings,
-                registry: PrometheusCollectorRegistry(), logger: logger)
+                store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, conninfo: database.conninfo,
+                configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [.init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             say("Crema dispatcher running (Ctrl-C to stop)")

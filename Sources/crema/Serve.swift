@@ -16,7 +16,7 @@ extension Crema {
             discussion: """
                 With no CREMA_DATABASE_URL and no PG* variables, runs a private PostgreSQL cluster under \
                 .crema/postgres, seeds a demo store 'demo', generates an API key per role (kept in \
-                .crema/api-keys) and prints them. The cluster is stopped on SIGINT/SIGTERM. With no \
+                .crema/api-keys, the admin key included) and prints them. The cluster is stopped on SIGINT/SIGTERM. With no \
                 CREMA_APNS_KEY_FILE, pushes go to a built-in APNs simulator (HTTP/2 + TLS on 127.0.0.1, its \
                 certificate in .crema/apns-sim/); the outbox dispatcher runs inside serve either way.
                 """)
@@ -51,7 +51,7 @@ extension Crema {
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-            let service = OrderService(database: CremaDatabase(pool: pool), deliveryPolicy: DeliveryPolicy(bundleID: configuration.apns.bundleID))
+            let service = OrderService(database: CremaDatabase(pool: pool), defaultBundleID: configuration.apns.bundleID)
 
             var keys = configuration.apiKeys
             if let cluster {
@@ -73,15 +73,22 @@ extension Crema {
                 for role in Role.allCases { if let key = keys.key(for: role) { say("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
             }
 
-            say(apns.summary)
+            say(apns.summary(privateDatabase: cluster != nil))
             if let settings = configuration.customerTokens { say("Customer tokens (/v1/me): \(settings)") }
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
             dependencies.customerTokens = customerTokens
+            dependencies.admin = AdminService(database: service.database, masterKey: configuration.masterKey)
+            let keyring = apns.keyring(
+                database: service.database.apnsKeys, masterKey: configuration.masterKey, privateDatabase: cluster != nil, logger: logger)
+            dependencies.apnsKeysChanged = {
+                do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
+            }
             let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, conninfo: conninfo, registry: dependencies.registry, logger: logger)
+                store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, conninfo: conninfo,
+                registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
                 services: [dispatcher]
@@ -102,10 +109,15 @@ extension Crema {
         static func embeddedKeys(configured: APIKeys, directory: URL) throws -> APIKeys {
             if !configured.isEmpty { return configured }
             let file = directory.appendingPathComponent("api-keys")
-            if let saved = try? String(contentsOf: file, encoding: .utf8), let keys = try? APIKeys(parsing: saved), !keys.isEmpty {
-                return keys
+            var keys = APIKeys.generate()
+            if let saved = try? String(contentsOf: file, encoding: .utf8), let existing = try? APIKeys(parsing: saved, allowsAdmin: true),
+                !existing.isEmpty
+            {
+                // Keys saved before tenants had no admin key: keep them and add one.
+                if existing.key(for: .admin) != nil { return existing }
+                keys = existing
+                try keys.addAdmin(APIKeys.generate().key(for: .admin)!)
             }
-            let keys = APIKeys.generate()
             // Created owner-only from the first byte (open with mode 0600), never world-readable in between.
             let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }
@@ -116,8 +128,8 @@ extension Crema {
 
         /// The demo store the README's walk-through uses.
         static func seedDemoStore(_ stores: StoreRepository) async throws -> Bool {
-            if try await stores.store(id: "demo") != nil { return false }
-            _ = try await stores.put(id: "demo", name: "Demo Café", timezone: "UTC")
+            if try await stores.store(id: "demo", in: .default) != nil { return false }
+            _ = try await stores.put(id: "demo", name: "Demo Café", timezone: "UTC", tenant: TenantScope.defaultTenantName)
             return true
         }
     }

@@ -96,8 +96,12 @@ import Testing
         let event = OrderEventRequest(type: "delayed", expectedVersion: 1, barista: "Sam", eta: Self.now, reason: "r", pickupPoint: "p")
         #expect(try keys(event) == (try document.oneOfKeys("OrderEvent")))
         #expect(try keys(StorePutRequest(name: "Market St", timezone: "UTC")) == (try document.keys(of: "StorePut").properties))
-        #expect(try keys(ActivityTokenRequest(token: "ab", environment: .sandbox)) == (try document.keys(of: "ActivityTokenPut").properties))
-        #expect(try keys(CustomerTokenRequest(environment: .production, replaces: "ab")) == (try document.keys(of: "CustomerTokenPut").properties))
+        #expect(
+            try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example"))
+                == (try document.keys(of: "ActivityTokenPut").properties))
+        #expect(
+            try keys(CustomerTokenRequest(environment: .production, replaces: "ab", bundleID: "cafe.crema.example"))
+                == (try document.keys(of: "CustomerTokenPut").properties))
         #expect(try keys(StreamTicketRequest(storeID: "market-st")) == (try document.keys(of: "StreamTicketRequest").properties))
         #expect(try keys(StreamTicketResponse(ticket: "t", storeID: "s", expiresAt: Self.now)) == (try document.keys(of: "StreamTicket").properties))
     }
@@ -195,5 +199,39 @@ import Testing
         #expect(
             APIError.forbidden(role: .pos, allowed: [.app, .barista]).message
                 == "A pos key cannot do this; it needs a barista or an app key.")
+    }
+}
+
+extension WireContractTests {
+    @Test func theAdministrationTypesWriteExactlyTheKeysOfTheirSchemas() throws {
+        #expect(try keys(TenantPutRequest(name: "Harbor")) == (try document.keys(of: "TenantPut").properties))
+        let tenant = TenantResponse(id: "harbor", name: "Harbor", defaultBundleID: "com.harbor", createdAt: Self.now)
+        #expect(try keys(tenant) == (try document.keys(of: "Tenant").properties))
+        #expect(try keys(TenantListResponse(tenants: [tenant])) == (try document.keys(of: "TenantList").properties))
+        #expect(try keys(AppPutRequest(teamID: "HARBORTEAM")) == (try document.keys(of: "AppPut").properties))
+        let app = AppResponse(tenant: "harbor", bundleID: "com.harbor", teamID: "HARBORTEAM", createdAt: Self.now)
+        #expect(try keys(app) == (try document.keys(of: "App").properties))
+        #expect(try keys(AppListResponse(apps: [app])) == (try document.keys(of: "AppList").properties))
+        #expect(
+            try keys(APNsKeyCreateRequest(keyID: "HARBORKEY1", p8: "p", p8Path: "/p", active: true))
+                == (try document.keys(of: "APNsKeyCreate").properties))
+        let key = APNsKeyResponse(
+            bundleID: "com.harbor", keyID: "HARBORKEY1", teamID: "HARBORTEAM", storage: "database", fingerprint: "f", state: "active",
+            createdAt: Self.now, activatedAt: Self.now, retiredAt: Self.now, rejectedAt: Self.now, rejectedReason: "r")
+        #expect(try keys(key) == (try document.keys(of: "APNsKey").properties))
+        #expect(try keys(APNsKeyListResponse(keys: [key])) == (try document.keys(of: "APNsKeyList").properties))
+        #expect(
+            try keys(APIKeyCreateRequest(role: "pos", stores: ["s1"], expiresAt: Self.now)) == (try document.keys(of: "APIKeyCreate").properties))
+        let apiKey = APIKeyResponse(
+            id: "0123456789abcdef", tenant: "harbor", role: "pos", stores: ["s1"], createdAt: Self.now, expiresAt: Self.now,
+            revokedAt: Self.now, rotatedFrom: "fedcba9876543210", key: "crema_…")
+        #expect(try keys(apiKey) == (try document.keys(of: "APIKey").properties))
+        #expect(try keys(APIKeyListResponse(keys: [apiKey])) == (try document.keys(of: "APIKeyList").properties))
+        let settings = CustomerTokenSettingsPutRequest(
+            issuer: "https://harbor.example", audience: "crema", keys: [.init(algorithm: "hs256", secret: "s", publicKey: "p")])
+        #expect(try keys(settings) == (try document.keys(of: "CustomerTokenSettingsPut").properties))
+        let answer = CustomerTokenSettingsResponse(
+            tenant: "harbor", issuer: "i", audience: "a", keys: [.init(algorithm: "hs256", fingerprint: "f")], updatedAt: Self.now)
+        #expect(try keys(answer) == (try document.keys(of: "CustomerTokenSettings").properties))
     }
 }

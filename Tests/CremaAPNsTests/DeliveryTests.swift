@@ -13,7 +13,7 @@ struct DeliveryTests {
         try await Harness.with { harness in
             let expiration = Date(timeIntervalSince1970: 1_732_253_600)
             let request = Harness.request(pushType, priority: 5, expiration: expiration, collapseID: "order-42")
-            let response = try await harness.withClient { try await $0.send(request) }
+            let response = try await harness.withClient { try await $0.send(request, signedBy: harness.key) }
 
             #expect(response.status == 200)
             #expect(response.reason == nil)
@@ -42,7 +42,7 @@ struct DeliveryTests {
     func optionalHeadersAreOmitted() async throws {
         try await Harness.with { harness in
             let request = Harness.request(.widgets)
-            let response = try await harness.withClient { try await $0.send(request) }
+            let response = try await harness.withClient { try await $0.send(request, signedBy: harness.key) }
             #expect(response.status == 200)
             let record = try #require(harness.simulator.records(token: request.deviceToken).first)
             #expect(record.priority == nil)
@@ -55,7 +55,7 @@ struct DeliveryTests {
     func liveActivityStartIsAccepted() async throws {
         try await Harness.with { harness in
             let request = Harness.request(.liveactivity, priority: 10, event: "start")
-            let response = try await harness.withClient { try await $0.send(request) }
+            let response = try await harness.withClient { try await $0.send(request, signedBy: harness.key) }
             #expect(response.status == 200)
         }
     }
@@ -67,7 +67,9 @@ struct DeliveryTests {
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for index in 0..<64 {
                         let pushType = APNsPushType.allCases[index % 3]
-                        group.addTask { try await client.send(Harness.request(pushType, priority: 5)).status }
+                        group.addTask {
+                            try await client.send(Harness.request(pushType, priority: 5), signedBy: harness.key).status
+                        }
                     }
                     return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }
@@ -84,7 +86,7 @@ struct DeliveryTests {
         try await Harness.with { harness in
             var request = Harness.request(.liveactivity)
             request.topic = Harness.bundleID  // the plain bundle ID: wrong for a Live Activity token
-            let response = try await harness.withClient { try await $0.send(request) }
+            let response = try await harness.withClient { try await $0.send(request, signedBy: harness.key) }
             #expect(response.status == 400)
             #expect(response.reason == "DeviceTokenNotForTopic")
             #expect(response.disposition == .retireToken(since: nil))

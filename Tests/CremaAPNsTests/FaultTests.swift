@@ -14,7 +14,10 @@ struct FaultTests {
             let since = Date(timeIntervalSince1970: 1_732_000_000.123)
             harness.simulator.inject(.unregistered(token: request.deviceToken, since: since))
             let (gone, other) = try await harness.withClient { client in
-                (try await client.send(request), try await client.send(Harness.request(.liveactivity)))
+                (
+                    try await client.send(request, signedBy: harness.key),
+                    try await client.send(Harness.request(.liveactivity), signedBy: harness.key)
+                )
             }
             #expect(gone.status == 410)
             #expect(gone.reason == "Unregistered")
@@ -30,7 +33,10 @@ struct FaultTests {
         try await Harness.with { harness in
             harness.simulator.inject(.status(429, reason: "TooManyRequests", retryAfter: 7, count: 1, token: nil))
             let (first, second) = try await harness.withClient { client in
-                (try await client.send(Harness.request(.alert)), try await client.send(Harness.request(.alert)))
+                (
+                    try await client.send(Harness.request(.alert), signedBy: harness.key),
+                    try await client.send(Harness.request(.alert), signedBy: harness.key)
+                )
             }
             #expect(first.status == 429)
             #expect(first.reason == "TooManyRequests")
@@ -48,8 +54,10 @@ struct FaultTests {
                 .status(503, reason: "ServiceUnavailable", retryAfter: nil, count: 2, token: target.deviceToken))
             let answers = try await harness.withClient { client in
                 [
-                    try await client.send(Harness.request(.widgets)), try await client.send(target),
-                    try await client.send(target), try await client.send(target),
+                    try await client.send(Harness.request(.widgets), signedBy: harness.key),
+                    try await client.send(target, signedBy: harness.key),
+                    try await client.send(target, signedBy: harness.key),
+                    try await client.send(target, signedBy: harness.key),
                 ]
             }
             #expect(answers.map(\.status) == [200, 503, 503, 200])
@@ -64,14 +72,14 @@ struct FaultTests {
             harness.simulator.inject(.dropConnection(count: 1))
             try await harness.withClient { client in
                 do {
-                    let response = try await client.send(Harness.request(.alert))
+                    let response = try await client.send(Harness.request(.alert), signedBy: harness.key)
                     Issue.record("expected an error, got status \(response.status)")
                 } catch let error as APNsClientError {
                     #expect(error != .timeout)
                     let connectionCodes: [String] = ["apns_connection_closed", "apns_connection_failed"]
                     #expect(connectionCodes.contains(error.code), "got \(error)")
                 }
-                let again = try await client.send(Harness.request(.alert))
+                let again = try await client.send(Harness.request(.alert), signedBy: harness.key)
                 #expect(again.status == 200)
             }
             #expect(harness.simulator.records().first?.status == 0)
@@ -84,11 +92,15 @@ struct FaultTests {
             try await harness.withClient(requestTimeout: .milliseconds(300)) { client in
                 // The connection is opened first (a few bounded tries on a loaded machine), so what times out below is
                 // the held answer, not a slow connect.
-                for _ in 0..<50 { if (try? await client.send(Harness.request(.alert))) != nil { break } }
+                for _ in 0..<50 {
+                    if (try? await client.send(Harness.request(.alert), signedBy: harness.key)) != nil { break }
+                }
                 try #require(!harness.simulator.records().isEmpty, "no warm-up request reached the simulator")
                 // Held far beyond the deadline: no answer can arrive in time however slow the machine.
                 harness.simulator.inject(.latency(milliseconds: 120_000, count: 1))
-                await #expect(throws: APNsClientError.timeout) { try await client.send(Harness.request(.alert)) }
+                await #expect(throws: APNsClientError.timeout) {
+                    try await client.send(Harness.request(.alert), signedBy: harness.key)
+                }
             }
         }
     }
@@ -100,7 +112,7 @@ struct FaultTests {
             // Held far longer than the test could wait: only the arrival can end the wait below.
             harness.simulator.inject(.latency(milliseconds: 600_000, count: 1))
             try await harness.withClient(requestTimeout: .seconds(600)) { client in
-                let send = Task { try await client.send(request) }
+                let send = Task { try await client.send(request, signedBy: harness.key) }
                 await harness.simulator.received(token: request.deviceToken)
                 #expect(harness.simulator.records(token: request.deviceToken).count == 1)
                 send.cancel()
@@ -113,7 +125,9 @@ struct FaultTests {
     func latencyWithinTimeoutDelivers() async throws {
         try await Harness.with { harness in
             harness.simulator.inject(.latency(milliseconds: 100, count: 1))
-            let response = try await harness.withClient { try await $0.send(Harness.request(.alert)) }
+            let response = try await harness.withClient {
+                try await $0.send(Harness.request(.alert), signedBy: harness.key)
+            }
             #expect(response.status == 200)
         }
     }
@@ -124,10 +138,10 @@ struct FaultTests {
             let request = Harness.request(.alert)
             harness.simulator.inject(.unregistered(token: request.deviceToken, since: Date()))
             try await harness.withClient { client in
-                let first = try await client.send(request).status
-                let second = try await client.send(request).status
+                let first = try await client.send(request, signedBy: harness.key).status
+                let second = try await client.send(request, signedBy: harness.key).status
                 harness.simulator.clearFaults()
-                let third = try await client.send(request).status
+                let third = try await client.send(request, signedBy: harness.key).status
                 #expect([first, second, third] == [Int](arrayLiteral: 410, 410, 200))
             }
         }

@@ -24,8 +24,10 @@ struct Harness {
     let directory: String
     let logger: Logger
 
+    /// `otherKeys` are accepted beside ``key`` (each for its own team); `bundleIDs` are the apps topics may name.
     static func with(
-        bundleID: String? = Harness.bundleID,
+        bundleIDs: Set<String> = [Harness.bundleID],
+        otherKeys: [APNsSigningKey] = [],
         _ body: (Harness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -35,7 +37,7 @@ struct Harness {
         logger.logLevel = .critical
         let simulator = try await APNsSimulator.start(
             APNsSimulatorConfiguration(
-                directory: directory, teamID: teamID, keys: [keyID: key.publicKeyPEM], bundleID: bundleID),
+                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs),
             logger: logger)
         let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
         do {
@@ -52,16 +54,17 @@ struct Harness {
     /// A client pointed at the simulator, trusting its CA; `body` is awaited and the client shut down after.
     @discardableResult
     func withClient<T>(
-        key: APNsSigningKey? = nil,
         trustCA: Bool = true,
+        tokenLifetime: Duration = .seconds(50 * 60),
         requestTimeout: Duration = .seconds(60),
         retriesFailedConnections: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() },
         _ body: (APNsClient) async throws -> T
     ) async throws -> T {
         var configuration = APNsClientConfiguration.singleServer(
-            simulator.baseURL, signingKey: key ?? self.key, extraTrustRootsPEMFile: trustCA ? simulator.caFile : nil)
+            simulator.baseURL, extraTrustRootsPEMFile: trustCA ? simulator.caFile : nil)
         configuration.requestTimeout = requestTimeout
+        configuration.tokenLifetime = tokenLifetime
         // A loaded test machine can take seconds to connect to the in-process simulator; 5 s is for Apple's servers.
         configuration.connectTimeout = .seconds(60)
         configuration.retriesFailedConnections = retriesFailedConnections
@@ -116,6 +119,11 @@ struct Harness {
 
     // MARK: - Fixtures
 
+    /// How the simulator is told to accept `key`.
+    static func accepted(_ key: APNsSigningKey) -> APNsSimulatorKey {
+        APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)
+    }
+
     static func randomToken(bytes: Int = 32) -> String {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
@@ -139,7 +147,7 @@ struct Harness {
 
     static func request(
         _ pushType: APNsPushType, token: String = randomToken(), priority: Int? = nil, expiration: Date? = nil,
-        collapseID: String? = nil, event: String = "update"
+        collapseID: String? = nil, event: String = "update", bundleID: String = Harness.bundleID
     ) -> APNsRequest {
         APNsRequest(
             deviceToken: token, environment: .sandbox, pushType: pushType, topic: pushType.topic(bundleID: bundleID),
@@ -148,17 +156,21 @@ struct Harness {
     }
 }
 
-/// A clock that reads two hours behind the first time it is asked and correct afterwards: the first provider
-/// token is signed with an `iat` APNs considers expired, as after a long suspension of the process.
+/// A clock that reads two hours behind for its first `staleReadings` readings and correct afterwards: the first
+/// provider token is signed with an `iat` APNs considers expired, as after a long suspension of the process. A
+/// client's first send reads it twice (the key's use, then the token's `iat`).
 final class StaleFirstClock: Sendable {
     private let readings = Mutex(0)
+    private let staleReadings: Int
+
+    init(staleReadings: Int = 2) { self.staleReadings = staleReadings }
 
     func now() -> Date {
         let reading = readings.withLock { count in
             count += 1
             return count
         }
-        return reading == 1 ? Date().addingTimeInterval(-2 * 3600) : Date()
+        return reading <= staleReadings ? Date().addingTimeInterval(-2 * 3600) : Date()
     }
 }
 

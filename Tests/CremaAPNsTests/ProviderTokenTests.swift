@@ -63,10 +63,12 @@ struct ProviderTokenTests {
     func unknownKeyIsRefused() async throws {
         try await Harness.with { harness in
             let stranger = APNsSigningKey.generate(keyID: Harness.keyID, teamID: Harness.teamID)
-            let response = try await harness.withClient(key: stranger) { try await $0.send(Harness.request(.alert)) }
+            let response = try await harness.withClient {
+                try await $0.send(Harness.request(.alert), signedBy: stranger)
+            }
             #expect(response.status == 403)
             #expect(response.reason == "InvalidProviderToken")
-            #expect(response.disposition == .deadLetter)
+            #expect(response.disposition == .signingKeyRejected)
         }
     }
 
@@ -74,7 +76,7 @@ struct ProviderTokenTests {
     func wrongTeamIsRefused() async throws {
         try await Harness.with { harness in
             let other = try APNsSigningKey(pem: harness.key.pkcs8PEM, keyID: Harness.keyID, teamID: "OTHERTEAM1")
-            let response = try await harness.withClient(key: other) { try await $0.send(Harness.request(.alert)) }
+            let response = try await harness.withClient { try await $0.send(Harness.request(.alert), signedBy: other) }
             #expect(response.reason == "InvalidProviderToken")
         }
     }
@@ -84,7 +86,9 @@ struct ProviderTokenTests {
         try await Harness.with { harness in
             let clock = StaleFirstClock()
             let request = Harness.request(.liveactivity, priority: 10)
-            let response = try await harness.withClient(now: { clock.now() }) { try await $0.send(request) }
+            let response = try await harness.withClient(now: { clock.now() }) {
+                try await $0.send(request, signedBy: harness.key)
+            }
 
             #expect(response.status == 200)
             let records = harness.simulator.records(token: request.deviceToken)
@@ -99,9 +103,11 @@ struct ProviderTokenTests {
     func oneTokenForManyPushes() async throws {
         try await Harness.with { harness in
             try await harness.withClient { client in
-                for _ in 0..<10 { _ = try await client.send(Harness.request(.alert)) }
+                for _ in 0..<10 { _ = try await client.send(Harness.request(.alert), signedBy: harness.key) }
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<20 { group.addTask { _ = try await client.send(Harness.request(.widgets)) } }
+                    for _ in 0..<20 {
+                        group.addTask { _ = try await client.send(Harness.request(.widgets), signedBy: harness.key) }
+                    }
                     try await group.waitForAll()
                 }
             }

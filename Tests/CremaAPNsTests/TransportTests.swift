@@ -17,7 +17,7 @@ struct TransportTests {
             // No retry of the failed handshake: the TLS error comes back at once instead of at the connect deadline.
             try await harness.withClient(trustCA: false, retriesFailedConnections: false) { client in
                 do {
-                    let response = try await client.send(Harness.request(.alert))
+                    let response = try await client.send(Harness.request(.alert), signedBy: harness.key)
                     Issue.record("expected a TLS failure, got status \(response.status)")
                 } catch let error as APNsClientError {
                     #expect(error.code == "apns_tls_failed", "got \(error)")
@@ -33,7 +33,7 @@ struct TransportTests {
             "crema-apns-cert-\(UUID().uuidString)"
         ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = APNsSimulatorConfiguration(directory: directory, teamID: Harness.teamID, keys: [:])
+        let configuration = APNsSimulatorConfiguration(directory: directory, keys: [])
         let first = try await APNsSimulator.start(configuration, logger: .init(label: "test"))
         let pem = try String(contentsOfFile: first.caFile, encoding: .utf8)
         try await first.shutdown()
@@ -47,7 +47,7 @@ struct TransportTests {
     func controlAPIOverHTTP1() async throws {
         try await Harness.with { harness in
             let request = Harness.request(.alert)
-            #expect(try await harness.withClient { try await $0.send(request) }.status == 200)
+            #expect(try await harness.withClient { try await $0.send(request, signedBy: harness.key) }.status == 200)
 
             try await harness.withRawClient(http1Only: true) { client in
                 let health = try await harness.raw(client, method: .GET, path: "/sim/health", headers: [], body: nil)
@@ -78,7 +78,9 @@ struct TransportTests {
                         == 204)
             }
             #expect(harness.simulator.records().isEmpty)
-            let failed = try await harness.withClient { try await $0.send(Harness.request(.alert)) }
+            let failed = try await harness.withClient {
+                try await $0.send(Harness.request(.alert), signedBy: harness.key)
+            }
             #expect(failed.status == 500)
             #expect(failed.reason == "InternalServerError")
         }

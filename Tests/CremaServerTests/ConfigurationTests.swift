@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import CremaCore
 import CremaServer
+import CremaService
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9000)
-        #expect(configuration.apiKeys.role(for: "0123456789abcdef") == .pos)
+        #expect(configuration.apiKeys.principal(for: "0123456789abcdef") == APIPrincipal(role: .pos, tenant: "default"))
     }
 
     @Test(arguments: ["http", "-1", "70000"]) func aBadPortIsRefusedNamingTheVariable(_ port: String) {

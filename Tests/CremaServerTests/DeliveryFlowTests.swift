@@ -108,7 +108,7 @@ import Testing
         }
     }
 
-    @Test("the metrics count pushes by type and outcome and show the outbox depth")
+    @Test("the metrics count pushes by tenant, type and outcome and show the outbox depth")
     func metrics() async throws {
         try await H.run { h in
             let token = H.token(6)
@@ -117,8 +117,8 @@ import Testing
             try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
             #expect(try await h.drained(id))
             let text = try await h.api.send(.get, "/metrics").text
-            #expect(text.contains(#"crema_apns_pushes_total{push_type="alert",outcome="sent"} 1"#)
-                || text.contains(#"crema_apns_pushes_total{outcome="sent",push_type="alert"} 1"#))
+            let sent = text.split(separator: "\n").filter { $0.hasPrefix("crema_apns_pushes_total{") && $0.hasSuffix(" 1") }
+            #expect(sent.contains { $0.contains(#"tenant="default""#) && $0.contains(#"push_type="alert""#) && $0.contains(#"outcome="sent""#) })
             #expect(text.contains("crema_delivery_commit_to_send_seconds"))
         }
     }

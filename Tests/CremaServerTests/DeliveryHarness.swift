@@ -21,6 +21,8 @@ struct DeliveryHarness: Sendable {
     let db: TestDatabase
     let simulator: APNsSimulator
     let registry: PrometheusCollectorRegistry
+    /// The dispatchers' keyrings (one per dispatcher, as one per process).
+    let keyrings: [SigningKeyring]
 
     /// Fast retries so fault tests finish quickly; the attempt limit is the production one.
     static var fastRetries: DispatcherConfiguration {
@@ -33,17 +35,18 @@ struct DeliveryHarness: Sendable {
 
     static func run(
         _ label: String = #function, dispatcher settings: DispatcherConfiguration = fastRetries, dispatchers: Int = 1,
-        _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
+        trusting extraKeys: [APNsSigningKey] = [], _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")
-        var simConfiguration = APNsSimulatorConfiguration(directory: directory.path, teamID: key.teamID, keys: [key.keyID: key.publicKeyPEM])
-        simConfiguration.bundleID = bundleID
+        let simConfiguration = APNsSimulatorConfiguration(
+            directory: directory.path,
+            keys: ([key] + extraKeys).map { APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM) })
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
-        var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, signingKey: key, extraTrustRootsPEMFile: simulator.caFile)
+        var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile)
         // Generous bounds: a loaded test machine can take seconds to reach the in-process simulator.
         configuration.connectTimeout = .seconds(60)
         configuration.requestTimeout = .seconds(60)
@@ -51,21 +54,29 @@ struct DeliveryHarness: Sendable {
         do {
             try await TestDatabase.with(label) { db in
                 let registry = PrometheusCollectorRegistry()
+                let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: bundleID)
                 var dependencies = CremaApplication.Dependencies(
-                    pool: db.pool, service: OrderService(database: CremaDatabase(pool: db.pool), deliveryPolicy: DeliveryPolicy(bundleID: bundleID)),
-                    migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys, registry: registry)
+                    pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys,
+                    registry: registry)
                 dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
-                // Several dispatchers model several processes: each has its own listener and claims.
-                let running = (0..<dispatchers).map { _ in
+                let masterKey = try MasterKey(base64: APIHarness.masterKey)
+                dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
+                // Several dispatchers model several processes: each has its own keyring, listener and claims.
+                let keyrings = (0..<dispatchers).map { _ in
+                    SigningKeyring(repository: service.database.apnsKeys, masterKey: masterKey, configured: [bundleID: key], logger: logger)
+                }
+                dependencies.apnsKeysChanged = { for keyring in keyrings { try? await keyring.reload() } }
+                let running = keyrings.map { keyring in
                     let dispatcher = Dispatcher(
-                        store: DeliveryRepository(pool: db.pool), client: client, conninfo: db.conninfo, configuration: settings,
-                        registry: registry, logger: logger)
+                        store: service.database.deliveries, client: client, keyring: keyring, apnsKeys: service.database.apnsKeys,
+                        conninfo: db.conninfo, configuration: settings, registry: registry, logger: logger)
                     return Task { try await dispatcher.run() }
                 }
                 defer { for task in running { task.cancel() } }
                 let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
                 try await app.test(.router) { http in
-                    try await body(DeliveryHarness(api: APIClient(client: http), db: db, simulator: simulator, registry: registry))
+                    try await body(DeliveryHarness(
+                        api: APIClient(client: http), db: db, simulator: simulator, registry: registry, keyrings: keyrings))
                 }
                 for task in running {
                     task.cancel()

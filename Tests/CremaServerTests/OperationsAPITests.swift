@@ -2,6 +2,7 @@ import CremaAPNsProtocol
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaTestSupport
 import Foundation
 import HTTPTypes
@@ -51,7 +52,7 @@ import Testing
 @Suite struct APIKeysTests {
     @Test func theSavedKeyFileParsesBackIncludingItsTrailingNewline() throws {
         let keys = APIKeys.generate()
-        let parsed = try APIKeys(parsing: keys.environmentValue + "\n")
+        let parsed = try APIKeys(parsing: keys.environmentValue + "\n", allowsAdmin: true)
         for role in Role.allCases { #expect(parsed.key(for: role) == keys.key(for: role)) }
     }
 
@@ -60,10 +61,16 @@ import Testing
         #expect(throws: ConfigurationError.self) { try APIKeys(parsing: text) }
     }
 
-    @Test func aPresentedKeyMapsToItsRole() throws {
-        let keys = try APIKeys(parsing: "pos:0123456789abcdef,barista:fedcba9876543210")
-        #expect(keys.role(for: "fedcba9876543210") == .barista)
-        #expect(keys.role(for: "0123456789abcdeX") == nil)
-        #expect(keys.role(for: "") == nil)
+    @Test func aPresentedKeyMapsToItsRoleInTheDefaultTenant() throws {
+        var keys = try APIKeys(parsing: "pos:0123456789abcdef,barista:fedcba9876543210")
+        try keys.addAdmin("admin-0123456789abcdef")
+        #expect(keys.principal(for: "fedcba9876543210") == APIPrincipal(role: .barista, tenant: "default"))
+        #expect(keys.principal(for: "admin-0123456789abcdef") == APIPrincipal(role: .admin, tenant: nil))
+        #expect(keys.principal(for: "0123456789abcdeX") == nil)
+        #expect(keys.principal(for: "") == nil)
+    }
+
+    @Test func theAdminRoleIsRefusedInCremaAPIKeys() {
+        #expect(throws: ConfigurationError.self) { try APIKeys(parsing: "admin:0123456789abcdef") }
     }
 }

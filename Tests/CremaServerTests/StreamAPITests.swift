@@ -102,14 +102,14 @@ import Testing
             let heldBack = try await h.db.pool.withTransaction { connection in
                 _ = try await connection.query("SELECT pg_current_xact_id()")
                 _ = try await h.api.placeOrder()
-                return try await store.database.stream.streamChanges(store: "market-st", after: 0).count
+                return try await store.database.stream.streamChanges(store: "market-st", tenant: "default", after: 0).count
             }
             #expect(heldBack == 0)
             // Transactions of other suites on the same cluster may hold it back a little longer: wait for them.
             let deadline = ContinuousClock.now + .seconds(30)
             var seen = 0
             while seen == 0, ContinuousClock.now < deadline {
-                seen = try await store.database.stream.streamChanges(store: "market-st", after: 0).count
+                seen = try await store.database.stream.streamChanges(store: "market-st", tenant: "default", after: 0).count
                 if seen == 0 { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(seen == 1)

@@ -33,9 +33,9 @@ import Testing
     func insert(_ db: TestDatabase, order: UUID, target: Int64, event: LiveActivityEvent, state: DeliveryState) async throws -> Int64 {
         try await db.scalar(
             """
-            INSERT INTO delivery_outbox (store_id, order_id, order_version, order_event, target_kind, target_id, push_type, priority,
-                                         topic, body, expires_at, state, reason_code, reason, run_at, la_event, locked_until)
-            VALUES ('market-st', \(order), 1, 'started', 'live_activity', \(target), 'liveactivity', 5, 't', '{}',
+            INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id, push_type,
+                                         priority, topic, body, expires_at, state, reason_code, reason, run_at, la_event, locked_until)
+            VALUES ('default', 'market-st', \(order), 1, 'started', 'live_activity', \(target), 'liveactivity', 5, 't', '{}',
                     now() + interval '1 hour', \(state.rawValue), 'activity_update', 'test', now() - interval '1 second', \(event.rawValue),
                     CASE WHEN \(state.rawValue) = 'inflight' THEN now() + interval '1 hour' END)
             RETURNING delivery_id

@@ -38,7 +38,7 @@ import Testing
             for storeID in ["market-st", "market-st", "pier-39"] {
                 let response = try await store.place(
                     StoreFixtures.placement(store: storeID), in: .default, role: .pos, request: StoreFixtures.request())
-                numbers.append(try #require(try await store.database.orders.order(id: StoreFixtures.orderID(response, in: .default))).order.number)
+                numbers.append(try #require(try await store.database.orders.order(id: StoreFixtures.orderID(response), in: .default)).order.number)
             }
             #expect(numbers == [1, 2, 1])
         }
@@ -166,8 +166,8 @@ import Testing
             _ = try await db.pool.withConnection { connection in
                 try await connection.query(
                     """
-                    INSERT INTO order_events (store_id, order_id, version, event_type, actor_role, occurred_at)
-                    VALUES ('market-st', \(id), 2, 'delayed', 'pos', now())
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, actor_role, occurred_at)
+                    VALUES ('default', 'market-st', \(id), 2, 'delayed', 'pos', now())
                     """)
             }
             let error = await #expect(throws: StoreError.self) {

@@ -1,4 +1,5 @@
 public import CremaAPI
+import CremaCore
 public import CremaService
 public import CremaStore
 public import Foundation

@@ -112,7 +112,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         guard let key = keyring.key(for: delivery.bundleID) else {
             // The key was retired between the claim and now: the row waits for an instance that can sign it.
             return DeliveryResult(
-                delivery: delivery, outcome: .heldForKey(at: now.addingTimeInterval(60), status: nil, reason: "no signing key for \(delivery.bundleID ?? "this app") here"))
+                delivery: delivery, outcome: .heldForKey(at: now.addingTimeInterval(Self.heldForKeyDelay), status: nil, reason: "no signing key for \(delivery.bundleID ?? "this app") here"))
         }
         let apnsID = UUID()
         let request = APNsRequest(
@@ -149,15 +149,20 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 "APNs retired a token", metadata: ["delivery": "\(delivery.id)", "reason": "\(reason)", "target": "\(delivery.target.map { "\($0)" } ?? "-")"])
             return .tokenRetired(status: response.status, reason: reason, since: since)
         case .signingKeyRejected:
-            return .heldForKey(at: Date().addingTimeInterval(60), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
+            return .heldForKey(at: Date().addingTimeInterval(Self.heldForKeyDelay), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
         case .deadLetter:
             logger.warning("APNs refused a push for good", metadata: ["delivery": "\(delivery.id)", "status": "\(response.status)", "reason": "\(reason)"])
             return .dead(status: response.status, reason: reason)
         }
     }
 
+    /// How soon a row held for want of a key is due again. It is not claimed until some instance has a key for its
+    /// app, so this only spaces out instances whose keyring has not yet heard of a rejection.
+    static let heldForKeyDelay: TimeInterval = 1
+
     /// Marks a key APNs refused, for every instance, and stops using it here at once.
     func rejected(_ key: APNsSigningKey, for delivery: ClaimedDelivery, reason: String) async {
+        keyring.refuse(key)
         logger.error(
             "APNs refused a signing key; this app's pushes wait until a key it accepts is activated",
             metadata: [

@@ -21,6 +21,9 @@ public final class SigningKeyring: Sendable {
         var loadedAt: Date?
         /// Apps whose stored key could not be opened (missing master key, unreadable file): said once per change.
         var unusable: [String: String] = [:]
+        /// Fingerprints of keys from the environment APNs refused: the database marks its own keys, these are
+        /// marked here until the process restarts with another key.
+        var rejected: Set<String> = []
     }
 
     private let repository: APNsKeyRepository?
@@ -29,6 +32,7 @@ public final class SigningKeyring: Sendable {
     private let fallback: APNsSigningKey?
     private let logger: Logger
     private let now: @Sendable () -> Date
+    private let onLoad: (@Sendable (APNsSigningKey) -> Void)?
     private let state = Mutex(State())
     /// How often the database's keys are read again.
     public static let reloadInterval: TimeInterval = 60
@@ -38,10 +42,12 @@ public final class SigningKeyring: Sendable {
     ///   - configured: bundle id → key from the environment (the default tenant's single app).
     ///   - fallback: signs every app that has no key of its own: only the built-in simulator's generated key, with
     ///     the private embedded database, where nothing can reach Apple by mistake.
+    ///   - onLoad: told of each key loaded from the database (the built-in simulator trusts it, as Apple would).
     public init(
         repository: APNsKeyRepository?, masterKey: MasterKey?, configured: [String: APNsSigningKey] = [:], fallback: APNsSigningKey? = nil,
-        logger: Logger, now: @escaping @Sendable () -> Date = Date.init
+        logger: Logger, now: @escaping @Sendable () -> Date = Date.init, onLoad: (@Sendable (APNsSigningKey) -> Void)? = nil
     ) {
+        self.onLoad = onLoad
         self.repository = repository
         self.masterKey = masterKey
         self.configured = configured
@@ -52,14 +58,26 @@ public final class SigningKeyring: Sendable {
 
     /// The key that signs `bundleID`'s pushes here, or nil: then the row is not this instance's to send.
     public func key(for bundleID: String?) -> APNsSigningKey? {
-        guard let bundleID else { return fallback }
-        return state.withLock { $0.database[bundleID]?.key } ?? configured[bundleID] ?? fallback
+        let (stored, rejected) = state.withLock { state in (bundleID.flatMap { state.database[$0]?.key }, state.rejected) }
+        if let stored { return stored }
+        let usable = { (key: APNsSigningKey?) in key.flatMap { rejected.contains($0.fingerprint) ? nil : $0 } }
+        return usable(bundleID.flatMap { configured[$0] }) ?? usable(fallback)
     }
 
     /// The apps this instance can sign for, as the claim's filter; nil when the fallback signs everything.
     public var apps: Set<String>? {
-        if fallback != nil { return nil }
-        return state.withLock { Set($0.database.keys) }.union(configured.keys)
+        state.withLock { state in
+            if let fallback, !state.rejected.contains(fallback.fingerprint) { return nil }
+            return Set(state.database.keys).union(configured.filter { !state.rejected.contains($0.value.fingerprint) }.keys)
+        }
+    }
+
+    /// APNs refused `key`: stop using it here at once. A key from the database is also marked there (by the
+    /// dispatcher) and dropped by the reload that follows; one from the environment stays refused until restart.
+    public func refuse(_ key: APNsSigningKey) {
+        state.withLock { state in
+            if !state.database.values.contains(where: { $0.key.fingerprint == key.fingerprint }) { state.rejected.insert(key.fingerprint) }
+        }
     }
 
     /// Reads the database's signing keys now.
@@ -86,6 +104,7 @@ public final class SigningKeyring: Sendable {
         }
         for bundleID in added.sorted() {
             let entry = loaded[bundleID]!
+            onLoad?(entry.key)
             logger.info(
                 "APNs signing key loaded",
                 metadata: ["tenant": "\(entry.tenant)", "bundle_id": "\(bundleID)", "key_id": "\(entry.key.keyID)", "fingerprint": "\(entry.key.fingerprint)"])

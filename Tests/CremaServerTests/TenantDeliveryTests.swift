@@ -1,0 +1,261 @@
+import CremaAPI
+import CremaAPNs
+import CremaAPNsProtocol
+import CremaAPNsSimulator
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaService
+import CremaStore
+import CremaTestSupport
+import Foundation
+import HTTPTypes
+import Logging
+import Synchronization
+import Testing
+
+/// Tenants end to end (docs/tenants.md): two brands with their own bundle ids, teams and keys in one Crema,
+/// against one simulator that trusts both; keys activated, retired and rejected through the admin API while
+/// it runs; customer tokens verified with each tenant's own keys.
+@Suite(.serialized) struct TenantDeliveryTests {
+    typealias H = DeliveryHarness
+    static let harborApp = "com.harbor.coffee"
+    static let harborKey = APNsSigningKey.generate(keyID: "HARBORKEY1", teamID: "HARBORTEAM")
+    static let harborSecondKey = APNsSigningKey.generate(keyID: "HARBORKEY2", teamID: "HARBORTEAM")
+    /// A key the simulator (standing in for Apple) was never given: APNs answers InvalidProviderToken.
+    static let unknownKey = APNsSigningKey.generate(keyID: "HARBORKEY9", teamID: "HARBORTEAM")
+    static let admin = "Bearer \(APIHarness.adminKey)"
+
+    /// Harbor's keys, as `Authorization` values.
+    struct HarborKeys {
+        var pos: String
+        var barista: String
+        var app: String
+    }
+
+    /// Creates the tenant `harbor` with its app and `key`, and returns keys of harbor's.
+    static func harbor(_ h: H, key: APNsSigningKey = harborKey) async throws -> HarborKeys {
+        _ = try await h.api.send(.put, "/v1/admin/tenants/harbor", body: #"{"name":"Harbor Coffee"}"#, rawKey: admin)
+        _ = try await h.api.send(.put, "/v1/admin/tenants/harbor/apps/\(harborApp)", body: #"{"team_id":"HARBORTEAM"}"#, rawKey: admin)
+        try await addKey(h, key)
+        return HarborKeys(
+            pos: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "pos")),
+            barista: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "barista")),
+            app: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "app")))
+    }
+
+    static func addKey(_ h: H, _ key: APNsSigningKey, active: Bool = true) async throws {
+        let pem = key.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
+        let response = try await h.api.send(
+            .post, "/v1/admin/tenants/harbor/apps/\(harborApp)/apns-keys", idempotencyKey: UUID().uuidString,
+            body: #"{"key_id":"\#(key.keyID)","p8":"\#(pem)","active":\#(active)}"#, rawKey: admin)
+        #expect(response.status == .created, "\(response.text)")
+    }
+
+    /// Places a harbor order for `customer` at store h1, with an alert token, and makes it ready: one alert push.
+    static func harborAlert(_ h: H, _ keys: HarborKeys, customer: String, token: String) async throws -> String {
+        _ = try await h.api.send(.put, "/v1/stores/h1", body: #"{"name":"Harbor One"}"#, rawKey: keys.pos)
+        let registered = try await h.api.send(
+            .put, "/v1/customers/\(customer)/tokens/alert/\(token)", body: #"{"environment":"production"}"#, rawKey: keys.app)
+        #expect(registered.status == .created, "\(registered.text)")
+        let placed = try await h.api.send(
+            .post, "/v1/orders", idempotencyKey: UUID().uuidString, body: APIClient.orderBody(store: "h1").replacingOccurrences(of: "c-9", with: customer),
+            rawKey: keys.pos)
+        let id = try #require(placed.json["id"] as? String, "\(placed.text)")
+        let ready = try await h.api.send(
+            .post, "/v1/orders/\(id)/events", idempotencyKey: UUID().uuidString, body: #"{"type":"ready","pickup_point":"counter"}"#,
+            rawKey: keys.barista)
+        #expect(ready.status == .ok, "\(ready.text)")
+        return id
+    }
+
+    @Test("Two tenants' pushes each carry their own app's topic and are signed by their own team's key")
+    func eachTenantSignsWithItsOwnKey() async throws {
+        try await H.run(trusting: [Self.harborKey]) { h in
+            let keys = try await Self.harbor(h)
+            let harborToken = H.token(41)
+            _ = try await Self.harborAlert(h, keys, customer: "c-1", token: harborToken)
+            let defaultToken = H.token(42)
+            try await h.registerCustomer("c-1", kind: "alert", token: defaultToken)
+            let id = try await h.place(customer: "c-1")
+            try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+            await h.simulator.received(token: harborToken)
+            await h.simulator.received(token: defaultToken)
+
+            let harbor = try #require(h.simulator.records(token: harborToken).first)
+            #expect(harbor.status == 200 && harbor.topic == Self.harborApp)
+            #expect(harbor.keyID == "HARBORKEY1" && harbor.teamID == "HARBORTEAM")
+            let home = try #require(h.simulator.records(token: defaultToken).first)
+            #expect(home.status == 200 && home.topic == H.bundleID)
+            #expect(home.keyID == "TESTKEY001" && home.teamID == "TESTTEAM01")
+            // The same customer ref in two tenants is two people: each got only its own tenant's push.
+            #expect(h.simulator.records(token: harborToken).count == 1 && h.simulator.records(token: defaultToken).count == 1)
+        }
+    }
+
+    @Test("A key activated through the admin API signs the next push without a restart; a retired one signs nothing")
+    func activationAndRetirementTakeEffectWithoutRestart() async throws {
+        try await H.run(trusting: [Self.harborKey, Self.harborSecondKey]) { h in
+            let keys = try await Self.harbor(h)
+            try await Self.addKey(h, Self.harborSecondKey, active: false)
+            let first = H.token(51)
+            _ = try await Self.harborAlert(h, keys, customer: "c-1", token: first)
+            await h.simulator.received(token: first)
+            #expect(h.simulator.records(token: first).first?.keyID == "HARBORKEY1")
+
+            let activated = try await h.api.send(
+                .post, "/v1/admin/tenants/harbor/apps/\(Self.harborApp)/apns-keys/HARBORKEY2/activate", idempotencyKey: "a1", rawKey: Self.admin)
+            #expect(activated.status == .ok && activated.json["state"] as? String == "active")
+            let second = H.token(52)
+            _ = try await Self.harborAlert(h, keys, customer: "c-2", token: second)
+            await h.simulator.received(token: second)
+            #expect(h.simulator.records(token: second).first?.keyID == "HARBORKEY2")
+
+            let retired = try await h.api.send(.delete, "/v1/admin/tenants/harbor/apps/\(Self.harborApp)/apns-keys/HARBORKEY2", rawKey: Self.admin)
+            #expect(retired.status == .noContent)
+            let third = H.token(53)
+            _ = try await Self.harborAlert(h, keys, customer: "c-3", token: third)
+            await h.simulator.received(token: third)
+            #expect(h.simulator.records(token: third).first?.keyID == "HARBORKEY1")
+            let listed = try await h.api.send(.get, "/v1/admin/tenants/harbor/apns-keys", rawKey: Self.admin)
+            let states = (listed.json["keys"] as? [[String: Any]] ?? []).map { "\($0["key_id"]!)=\($0["state"]!)" }.sorted()
+            #expect(states == ["HARBORKEY1=active", "HARBORKEY2=retired"])
+        }
+    }
+
+    @Test("A key APNs rejects is marked rejected and its pushes wait, uncounted, until a good key is activated")
+    func aRejectedKeyHoldsPushesInsteadOfDeadLettering() async throws {
+        try await H.run(trusting: [Self.harborKey]) { h in
+            let keys = try await Self.harbor(h, key: Self.unknownKey)
+            let token = H.token(61)
+            let id = try await Self.harborAlert(h, keys, customer: "c-1", token: token)
+            await h.simulator.received(token: token)
+            #expect(h.simulator.records(token: token).first?.reason == "InvalidProviderToken")
+            // The dispatcher marks the key and puts the push back to pending, its attempt uncounted: not dead.
+            var alert: [String: Any] = [:]
+            for _ in 0..<600 {
+                let log = try await h.api.send(.get, "/v1/orders/\(id)/deliveries", rawKey: keys.pos).json["deliveries"] as? [[String: Any]] ?? []
+                alert = log.first { $0["push_type"] as? String == "alert" && $0["order_event"] as? String == "ready" } ?? [:]
+                if alert["state"] as? String != "inflight" { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(alert["state"] as? String == "pending" && alert["attempts"] as? Int == 0, "\(alert)")
+            let listing = try await h.api.send(.get, "/v1/admin/tenants/harbor/apns-keys", rawKey: Self.admin).json["keys"] as? [[String: Any]] ?? []
+            #expect(listing.first?["state"] as? String == "rejected")
+            #expect((listing.first?["rejected_reason"] as? String)?.contains("InvalidProviderToken") == true)
+            #expect(h.keyrings.allSatisfy { $0.key(for: Self.harborApp) == nil })
+
+            // A key APNs accepts: the waiting push goes out with it, on its first counted attempt.
+            try await Self.addKey(h, Self.harborKey)
+            await h.simulator.received(token: token, count: 2)
+            let records = h.simulator.records(token: token)
+            #expect(records.last?.status == 200 && records.last?.keyID == "HARBORKEY1")
+        }
+    }
+
+    @Test("A dispatcher without a key for an app leaves its rows for one that has it")
+    func anInstanceWithoutTheKeyLeavesTheRows() async throws {
+        try await TestDatabase.with { db in
+            let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test")
+            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            _ = try await admin.putTenant(id: "harbor", name: "Harbor")
+            _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
+            _ = try await service.database.stores.put(id: "h1", name: "H1", timezone: "UTC", tenant: "harbor")
+            let scope = TenantScope(tenant: "harbor")
+            _ = try await service.database.tokens.putCustomerToken(
+                customerRef: "c-1", tenant: "harbor", kind: .alert, token: H.token(71), environment: .production, bundleID: nil, replaces: nil)
+            let placed = try await service.place(
+                OrderPlacement(
+                    storeID: "h1", posRef: "T-1", customerRef: "c-1", displayName: "Ana", locale: "en", items: [OrderItem(name: "Latte")],
+                    eta: Date().addingTimeInterval(600)),
+                in: scope, role: .pos, request: IdempotentRequest(scope: "pos", key: "k", path: "p", body: "{}"))
+            let id = try #require(UUID(uuidString: (try JSONSerialization.jsonObject(with: Data(placed.body.utf8)) as? [String: Any])?["id"] as? String ?? ""))
+            _ = try await service.apply(
+                .ready(pickupPoint: nil), to: id, in: scope, expectedVersion: nil, role: .barista,
+                request: IdempotentRequest(scope: "barista", key: "k2", path: "p", body: "{}"))
+
+            // This instance signs only the default app: harbor's alert is not claimed.
+            let keyring = SigningKeyring(
+                repository: service.database.apnsKeys, masterKey: nil, configured: ["cafe.crema.test": APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")],
+                logger: Logger(label: "test"))
+            try await keyring.reload()
+            #expect(keyring.apps == ["cafe.crema.test"])
+            #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps).isEmpty)
+            // Another instance that holds harbor's key claims it.
+            let claimed = try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: [Self.harborApp])
+            #expect(claimed.count == 1 && claimed.first?.bundleID == Self.harborApp && claimed.first?.topic == Self.harborApp)
+        }
+    }
+
+    @Test("The keyring reads newly activated keys once a minute has passed on its clock, not before")
+    func theKeyringReloadsWithinAMinute() async throws {
+        try await TestDatabase.with { db in
+            let database = CremaDatabase(pool: db.pool)
+            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            _ = try await admin.putTenant(id: "harbor", name: "Harbor")
+            _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
+            let clock = TestClock(Date(timeIntervalSince1970: 1_795_000_000))
+            let keyring = SigningKeyring(
+                repository: database.apnsKeys, masterKey: admin.masterKey, logger: Logger(label: "test"), now: { clock.now })
+            try await keyring.reloadIfDue()
+            #expect(keyring.key(for: Self.harborApp) == nil)
+            _ = try await admin.addAPNsKey(
+                tenant: "harbor", bundleID: Self.harborApp, .init(keyID: "HARBORKEY1", p8: Self.harborKey.pkcs8PEM))
+            clock.advance(59)
+            try await keyring.reloadIfDue()
+            #expect(keyring.key(for: Self.harborApp) == nil)
+            clock.advance(1)
+            try await keyring.reloadIfDue()
+            #expect(keyring.key(for: Self.harborApp)?.fingerprint == Self.harborKey.fingerprint)
+            _ = try await admin.setAPNsKey(.retired, tenant: "harbor", bundleID: Self.harborApp, keyID: "HARBORKEY1")
+            clock.advance(60)
+            try await keyring.reloadIfDue()
+            #expect(keyring.key(for: Self.harborApp) == nil)
+        }
+    }
+
+    @Test("A customer token is verified with its own tenant's keys only, and reads only that tenant's orders")
+    func customerTokensArePerTenant() async throws {
+        try await H.run { h in
+            let keys = try await Self.harbor(h)
+            let secret = "harbor-customer-secret-0123456789abcdef"
+            let put = try await h.api.send(
+                .put, "/v1/admin/tenants/harbor/customer-tokens",
+                body: #"{"issuer":"https://harbor.example","audience":"crema","keys":[{"algorithm":"hs256","secret":"\#(secret)"}]}"#,
+                rawKey: Self.admin)
+            #expect(put.status == .ok, "\(put.text)")
+            #expect(!put.text.contains(secret))
+            let harborOrder = try await Self.harborAlert(h, keys, customer: "c-1", token: H.token(81))
+            let homeOrder = try await h.place(customer: "c-1")
+            typealias F = CustomerTokenFixtures
+            let harborClaims = F.Claims(sub: "c-1", iss: "https://harbor.example", aud: "crema", tenant: "harbor")
+
+            let harborToken = try await F.hs256(harborClaims, secret: secret)
+            let mine = try await h.api.send(.get, "/v1/me/orders", rawKey: "Bearer \(harborToken)")
+            let ids = (mine.json["orders"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(mine.status == .ok && ids == [harborOrder], "\(mine.text)")
+            #expect(try await h.api.send(.get, "/v1/me/orders/\(homeOrder)", rawKey: "Bearer \(harborToken)").status == .notFound)
+
+            // Signed with the default tenant's secret but naming harbor: harbor's keys refuse it.
+            let forged = try await F.hs256(harborClaims)
+            #expect(try await h.api.send(.get, "/v1/me/orders", rawKey: "Bearer \(forged)").errorCode == "token_signature_invalid")
+            // Signed with harbor's secret but naming the default tenant: the default tenant's keys refuse it.
+            let crossed = try await F.hs256(F.Claims(sub: "c-1"), secret: secret)
+            #expect(try await h.api.send(.get, "/v1/me/orders", rawKey: "Bearer \(crossed)").errorCode == "token_signature_invalid")
+            // A tenant with no settings refuses its tokens.
+            let nowhere = try await F.hs256(F.Claims(sub: "c-1", tenant: "nowhere"), secret: secret)
+            #expect(try await h.api.send(.get, "/v1/me/orders", rawKey: "Bearer \(nowhere)").errorCode == "token_tenant_unknown")
+            // The default tenant's customer c-1 sees only the default tenant's order.
+            let home = try await h.api.send(.get, "/v1/me/orders", rawKey: "Bearer \(try await F.token(for: "c-1"))")
+            #expect((home.json["orders"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == [homeOrder])
+        }
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+    init(_ start: Date) { current = Mutex(start) }
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
