@@ -76,6 +76,12 @@ public struct OrderService: Sendable {
         }
     }
 
+    /// The app a token registration names, as the token repository reads it: the default tenant's configured app
+    /// (`CREMA_APNS_TOPIC`, not a row in `apps`) is its default, so naming it is the same as naming none.
+    public func tokenApp(_ requested: String?, tenant: String) -> String? {
+        tenant == TenantScope.defaultTenantName && requested == defaultBundleID ? nil : requested
+    }
+
     /// Only the default tenant falls back to the configured app; another tenant's tokens always name theirs.
     private func defaultApp(_ scope: TenantScope) -> String? {
         scope.tenant == TenantScope.defaultTenantName ? defaultBundleID : nil

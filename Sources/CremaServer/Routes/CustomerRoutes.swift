@@ -44,7 +44,7 @@ struct CustomerRoutes {
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try TokenRoutes.validated(body.token, field: "token")
         let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: body.bundleID,
+            orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: customer.tenant),
             customerRef: customer.ref)
         context.logger.info(
             "live activity token registered by the customer",
@@ -59,7 +59,7 @@ struct CustomerRoutes {
         let replaces = try body.replaces.map { try TokenRoutes.validated($0, field: "replaces") }
         let registered = try await service.database.tokens.putCustomerToken(
             customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token, environment: body.environment,
-            bundleID: body.bundleID, replaces: replaces)
+            bundleID: service.tokenApp(body.bundleID, tenant: customer.tenant), replaces: replaces)
         context.logger.info(
             "customer token registered by the customer",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])

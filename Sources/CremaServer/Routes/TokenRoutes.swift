@@ -27,7 +27,7 @@ struct TokenRoutes {
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
         let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: body.bundleID)
+            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant))
         context.logger.info(
             "live activity token registered",
             metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
@@ -47,7 +47,7 @@ struct TokenRoutes {
         let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
         let registered = try await service.database.tokens.putCustomerToken(
             customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token, environment: body.environment,
-            bundleID: body.bundleID, replaces: replaces)
+            bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant), replaces: replaces)
         context.logger.info(
             "customer token registered",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])

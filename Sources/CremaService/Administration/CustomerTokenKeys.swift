@@ -14,21 +14,20 @@ public enum CustomerTokenKeys {
             throw APIError.invalidField(field: "keys", reason: "must list 1–4 keys (two during a rotation)")
         }
         return try request.keys.enumerated().map { index, key in
-            switch (key.algorithm, key.secret, key.publicKey) {
-            case ("hs256", let secret?, nil):
-                guard secret.utf8.count >= 32 else {
+            switch key.algorithm {
+            case "hs256":
+                guard let secret = key.secret, secret.utf8.count >= 32 else {
                     throw APIError.invalidField(field: "keys[\(index)].secret", reason: "must be at least 32 bytes (RFC 7518 requires 256 bits)")
                 }
                 guard let masterKey else { throw APIError.masterKeyNotConfigured }
                 return .hs256(sealed: try masterKey.seal(Data(secret.utf8), boundTo: context(tenant: tenant)))
-            case ("es256", nil, let pem?):
-                guard (try? P256.Signing.PublicKey(pemRepresentation: pem)) != nil else {
+            case "es256":
+                guard let pem = key.publicKey, (try? P256.Signing.PublicKey(pemRepresentation: pem)) != nil else {
                     throw APIError.invalidField(field: "keys[\(index)].public_key", reason: "must be a P-256 public key in PEM")
                 }
                 return .es256(publicKeyPEM: pem)
             default:
-                throw APIError.invalidField(
-                    field: "keys[\(index)]", reason: "must be {\"algorithm\":\"hs256\",\"secret\":…} or {\"algorithm\":\"es256\",\"public_key\":…}")
+                throw APIError.invalidField(field: "keys[\(index)].algorithm", reason: "must be hs256 or es256")
             }
         }
     }
