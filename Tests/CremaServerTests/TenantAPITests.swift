@@ -134,7 +134,9 @@ import Testing
             let rows = try dump.map { try $0.decode("row", as: String.self) }
             #expect(rows.count == 5)
             for key in [harbor.pos, harbor.barista, harbor.dashboard, harbor.app, harbor.admin] {
-                let secret = String(key.split(separator: "_").last!)
+                // The secret part follows `crema_<16 hex id>_` (it may itself hold underscores: base64url).
+                let secret = String(key.dropFirst("crema_".count + 17))
+                #expect(secret.count == 43)
                 #expect(rows.allSatisfy { !$0.contains(secret) })
             }
 
