@@ -51,8 +51,9 @@ public struct AdminService: Sendable {
         let material: StoredAPNsKey.Material
         switch (request.p8, request.p8Path) {
         case (let pem?, nil):
-            guard let masterKey else { throw APIError.masterKeyNotConfigured }
+            // The key is checked first: a malformed .p8 is worth saying even where no master key is set.
             key = try Self.parse { () throws(APNsSigningKeyError) in try APNsSigningKey(pem: pem, keyID: request.keyID, teamID: app.teamID) }
+            guard let masterKey else { throw APIError.masterKeyNotConfigured }
             let context = APNsKeyMaterial.context(tenant: tenant, bundleID: bundleID, keyID: request.keyID)
             material = .sealed(try masterKey.seal(Data(pem.utf8), boundTo: context))
         case (nil, let path?):
