@@ -2,16 +2,16 @@
 -- scripts that run this file (fuzz-api, the kill -9 drill) fail unless every count is 0.
 SELECT 'orders whose version is not their event count' AS invariant, count(*) AS violations
 FROM orders o
-WHERE o.version <> (SELECT count(*) FROM order_events e WHERE e.store_id = o.store_id AND e.order_id = o.order_id)
+WHERE o.version <> (SELECT count(*) FROM order_events e WHERE e.tenant_id = o.tenant_id AND e.store_id = o.store_id AND e.order_id = o.order_id)
 UNION ALL
 SELECT 'orders without a placed event at version 1', count(*)
 FROM orders o
 WHERE NOT EXISTS (SELECT 1 FROM order_events e
-                  WHERE e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = 1 AND e.event_type = 'placed')
+                  WHERE e.tenant_id = o.tenant_id AND e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = 1 AND e.event_type = 'placed')
 UNION ALL
 SELECT 'orders whose state is not what their last event leads to', count(*)
 FROM orders o
-JOIN order_events e ON e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = o.version
+JOIN order_events e ON e.tenant_id = o.tenant_id AND e.store_id = o.store_id AND e.order_id = o.order_id AND e.version = o.version
 WHERE NOT (
        (e.event_type = 'placed' AND o.state = 'queued')
     OR (e.event_type = 'started' AND o.state = 'preparing')
@@ -23,4 +23,11 @@ UNION ALL
 SELECT 'idempotency keys without a stored answer', count(*) FROM idempotency_keys WHERE response_status = 0
 UNION ALL
 SELECT 'stores whose next number is not past their orders', count(*)
-FROM stores s WHERE s.next_order_number <= (SELECT coalesce(max(number), 0) FROM orders o WHERE o.store_id = s.store_id);
+FROM stores s WHERE s.next_order_number <= (SELECT coalesce(max(number), 0) FROM orders o WHERE o.tenant_id = s.tenant_id AND o.store_id = s.store_id)
+UNION ALL
+SELECT 'outbox rows of another tenant than their order''s', count(*)
+FROM delivery_outbox d WHERE NOT EXISTS (
+    SELECT 1 FROM orders o WHERE o.tenant_id = d.tenant_id AND o.store_id = d.store_id AND o.order_id = d.order_id)
+UNION ALL
+SELECT 'tokens of an app of another tenant', count(*)
+FROM customer_tokens c JOIN apps a ON a.bundle_id = c.bundle_id WHERE a.tenant_id <> c.tenant_id;
