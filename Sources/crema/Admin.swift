@@ -19,7 +19,7 @@ extension Crema {
                 The same operations are on the HTTP API under /v1/admin (role admin; see /openapi.yaml).
                 """,
             subcommands: [
-                AdminTenant.self, AdminTenants.self, AdminApp.self, AdminAPNsKey.self, AdminAPNsKeys.self, AdminAPIKey.self,
+                AdminTenant.self, AdminTenants.self, AdminApp.self, AdminStore.self, AdminAPNsKey.self, AdminAPNsKeys.self, AdminAPIKey.self,
                 AdminAPIKeys.self,
             ])
 

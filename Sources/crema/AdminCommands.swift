@@ -41,6 +41,23 @@ struct AdminApp: AsyncParsableCommand {
     }
 }
 
+/// `crema admin store <tenant> <store> --name …`: create or rename one of a tenant's stores.
+struct AdminStore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "store", abstract: "Create or rename one of a tenant's stores.")
+    @Argument(help: "The tenant id.") var tenant: String
+    @Argument(help: "The store id: lowercase letters, digits and dashes.") var store: String
+    @Option(help: "The store's display name.") var name: String
+    @Option(help: "An IANA time zone (default UTC).") var timezone: String?
+
+    func run() async throws {
+        let (saved, created) = try await Crema.Admin.withService { admin in
+            guard try await admin.database.tenants.tenant(id: tenant) != nil else { throw APIError.unknownTenant(tenant) }
+            return try await StoreService(stores: admin.database.stores).put(id: store, StorePutRequest(name: name, timezone: timezone), tenant: tenant)
+        }
+        say("\(created ? "Created" : "Updated") store \(saved.id) (\(saved.name), \(saved.timezone)) in \(tenant)")
+    }
+}
+
 /// `crema admin apns-key add|activate|retire …`.
 struct AdminAPNsKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

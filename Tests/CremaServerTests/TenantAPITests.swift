@@ -120,6 +120,24 @@ import Testing
         }
     }
 
+    @Test("An administrator creates a store in a tenant, which that tenant's keys see and others do not")
+    func anAdministratorCreatesATenantsStore() async throws {
+        try await APIHarness.run { api, _ in
+            let harbor = try await Self.harbor(api)
+            let created = try await api.send(
+                .put, "/v1/admin/tenants/harbor/stores/pier-9", body: #"{"name":"Pier 9","timezone":"Asia/Tokyo"}"#,
+                rawKey: Self.bearer(APIHarness.adminKey))
+            #expect(created.status == .created && created.json["timezone"] as? String == "Asia/Tokyo", "\(created.text)")
+            #expect(try await api.send(.get, "/v1/stores/pier-9/board", rawKey: Self.bearer(harbor.dashboard)).status == .ok)
+            #expect(try await api.send(.get, "/v1/stores/pier-9/board", as: .dashboard).errorCode == "unknown_store")
+            let elsewhere = try await api.send(
+                .put, "/v1/admin/tenants/nowhere/stores/pier-9", body: #"{"name":"Pier 9"}"#, rawKey: Self.bearer(APIHarness.adminKey))
+            #expect(elsewhere.status == .notFound && elsewhere.errorCode == "unknown_tenant")
+            let notAdmin = try await api.send(.put, "/v1/admin/tenants/harbor/stores/pier-9", body: #"{"name":"Pier 9"}"#, rawKey: Self.bearer(harbor.pos))
+            #expect(notAdmin.status == .forbidden)
+        }
+    }
+
     @Test("Issued keys are shown once, kept only as a hash, rotate with an overlap and stop when revoked or expired")
     func issuedKeysLifecycle() async throws {
         try await APIHarness.run { api, db in

@@ -21,6 +21,7 @@ struct AdminRoutes {
         router.get("/v1/admin/tenants/{tenant}") { request, context in try await self.tenant(request, context) }
         router.get("/v1/admin/tenants/{tenant}/apps") { request, context in try await self.apps(request, context) }
         router.put("/v1/admin/tenants/{tenant}/apps/{bundle_id}") { request, context in try await self.putApp(request, context) }
+        router.put("/v1/admin/tenants/{tenant}/stores/{store}") { request, context in try await self.putStore(request, context) }
         router.get("/v1/admin/tenants/{tenant}/apns-keys") { request, context in try await self.apnsKeys(request, context) }
         router.post("/v1/admin/tenants/{tenant}/apps/{bundle_id}/apns-keys") { request, context in try await self.addAPNsKey(request, context) }
         router.post("/v1/admin/tenants/{tenant}/apps/{bundle_id}/apns-keys/{key_id}/activate") { request, context in
@@ -92,6 +93,15 @@ struct AdminRoutes {
         let body = try WireCoding.decode(AppPutRequest.self, from: try await request.bodyData(context: context))
         let (app, created) = try await admin.putApp(tenant: tenant, bundleID: bundleID, teamID: body.teamID)
         return try JSONResponse.make(created ? .created : .ok, AppResponse(app))
+    }
+
+    /// Creates or renames one of the tenant's stores (as the tenant's POS key can).
+    func putStore(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
+        let (saved, created) = try await StoreService(stores: admin.database.stores).put(
+            id: try context.pathParameter("store"), body, tenant: tenant)
+        return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
     // MARK: - APNs keys

@@ -20,19 +20,7 @@ struct StoreRoutes {
         // A key limited to some stores may not create or rename others (it may not see them either: 403 for all).
         guard caller.scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
-        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        // Counted in code points, as the table's CHECK (length(name) <= 120) and the document's maxLength count,
-        // before trimming, so that what the document calls too long is refused.
-        guard !name.isEmpty, body.name.unicodeScalars.count <= 120,
-            !body.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
-        }
-        let timezone = body.timezone ?? "UTC"
-        guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
-        }
-        let (saved, created) = try await service.database.stores.put(id: id, name: name, timezone: timezone, tenant: caller.scope.tenant)
+        let (saved, created) = try await StoreService(stores: service.database.stores).put(id: id, body, tenant: caller.scope.tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 

@@ -1,0 +1,32 @@
+public import CremaAPI
+public import CremaCore
+public import CremaStore
+import Foundation
+
+/// Creates and renames stores, for a tenant's POS key (`PUT /v1/stores/{store}`) and its administrator
+/// (`PUT /v1/admin/tenants/{tenant}/stores/{store}`, `crema admin store`) alike: one set of rules for both.
+public struct StoreService: Sendable {
+    public let stores: StoreRepository
+
+    public init(stores: StoreRepository) { self.stores = stores }
+
+    /// Checks the request and writes the store in `tenant`; `created` tells a new store from a renamed one.
+    public func put(id: String, _ request: StorePutRequest, tenant: String) async throws -> (store: Store, created: Bool) {
+        guard StoreID.isValid(id) else {
+            throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
+        }
+        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Counted in code points, as the table's CHECK (length(name) <= 120) and the document's maxLength count,
+        // before trimming, so that what the document calls too long is refused.
+        guard !name.isEmpty, request.name.unicodeScalars.count <= 120,
+            !request.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
+        }
+        let timezone = request.timezone ?? "UTC"
+        guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
+        }
+        return try await stores.put(id: id, name: name, timezone: timezone, tenant: tenant)
+    }
+}
