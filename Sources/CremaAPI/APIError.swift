@@ -34,6 +34,9 @@ public enum APIError: Error, Sendable, Equatable {
     case unknownAPIKey(String)
     /// A `.p8` that is not a P-256 private key in PEM, or a Key/Team ID of the wrong shape.
     case invalidAPNsKey(String)
+    /// A `.p8` by file path from a tenant's own admin key: a path reads files on the server, so only the bootstrap key
+    /// (or `crema admin`, run on the server) may name one.
+    case p8PathNotPermitted
     /// Storing a `.p8` in the database needs CREMA_MASTER_KEY, which this instance was not given.
     case masterKeyNotConfigured
     /// The tenant has no customer token settings yet.
@@ -70,6 +73,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownAPNsKey: "unknown_apns_key"
         case .unknownAPIKey: "unknown_api_key"
         case .invalidAPNsKey: "invalid_apns_key"
+        case .p8PathNotPermitted: "p8_path_not_permitted"
         case .masterKeyNotConfigured: "master_key_not_configured"
         case .appRequired: "app_required"
         case .customerTokensNotConfigured: "customer_tokens_not_configured"
@@ -87,7 +91,7 @@ public enum APIError: Error, Sendable, Equatable {
         switch self {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
         case .unauthorized, .customerToken, .apiKeyExpired, .apiKeyRevoked: 401
-        case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted: 403
+        case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
             .customerTokensNotConfigured: 404
         case .masterKeyNotConfigured, .appRequired, .bundleTaken: 409
@@ -136,6 +140,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownAPNsKey(let id): "There is no APNs key '\(id)' for this app."
         case .unknownAPIKey(let id): "There is no API key '\(id)' in this tenant."
         case .invalidAPNsKey(let reason): "The APNs key cannot be used: \(reason)."
+        case .p8PathNotPermitted:
+            "Only the bootstrap admin key (CREMA_ADMIN_KEY) or crema admin may register a key by file path; send the PEM as \"p8\"."
         case .masterKeyNotConfigured:
             "Storing a .p8 key needs CREMA_MASTER_KEY (base64 of 32 random bytes) on this instance; or register the key by file path (\"p8_path\")."
         case .appRequired(let reason): reason

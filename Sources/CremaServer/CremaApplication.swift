@@ -42,7 +42,7 @@ public enum CremaApplication {
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
-            self.admin = AdminService(database: service.database, masterKey: nil)
+            self.admin = AdminService(database: service.database, masterKey: nil, configuredBundleID: service.defaultBundleID)
         }
     }
 

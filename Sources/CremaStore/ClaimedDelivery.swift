@@ -57,3 +57,14 @@ public struct DeliveryResult: Sendable, Hashable {
         self.apnsID = apnsID
     }
 }
+
+/// The outbox as one dispatcher sees it: what it can send and what waits for another instance's key.
+public struct OutboxDepth: Sendable, Hashable {
+    /// Due rows of apps the dispatcher can sign for.
+    public var pending: Int
+    public var inflight: Int
+    /// Seconds the oldest of those has been due.
+    public var oldestPendingAge: TimeInterval
+    /// Due rows of apps it has no key for.
+    public var unsignable: Int
+}

@@ -12,17 +12,17 @@ enum DeliveryPlanning {
 
     /// A CTE body listing the active targets of the order (a CTE named `o` with `tenant_id`, `store_id`,
     /// `order_id`, `customer_ref`), as `kind, id, environment, registered_at, bundle_id`. A token's app is the one
-    /// it registered with, else the tenant's default app, else `defaultBundleID` (the default tenant's
-    /// `CREMA_APNS_TOPIC`).
+    /// it registered with, else `defaultBundleID` (given for the default tenant only: `CREMA_APNS_TOPIC`), else the
+    /// tenant's default app.
     static func targets(defaultBundleID: String?) -> PostgresQuery {
         """
         SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
-               coalesce(p.bundle_id, (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id), \(defaultBundleID)) AS bundle_id
+               coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
         FROM push_targets p, o
         WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
         UNION ALL
         SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
-               coalesce(c.bundle_id, (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id), \(defaultBundleID))
+               coalesce(c.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id))
         FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL
         """
     }
@@ -38,7 +38,7 @@ enum DeliveryPlanning {
                    d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
                    extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
             FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
-            WHERE d.created_at > \(since)
+            WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > \(since)
         ) h) AS history
         """
     }

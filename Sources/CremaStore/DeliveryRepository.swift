@@ -230,17 +230,27 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// How much is due and how long the oldest due row has waited, for metrics and readiness.
-    public func depth() async throws -> (pending: Int, inflight: Int, oldestPendingAge: TimeInterval) {
-        try await pool.withConnection { connection in
+    /// How much is due and how long the oldest due row has waited, for metrics, counting only the rows of `apps`
+    /// (what a dispatcher can sign for; nil: all); `unsignable` is how many due rows are of other apps, waiting for
+    /// an instance with their key.
+    public func depth(apps: Set<String>?) async throws -> OutboxDepth {
+        let bundles = apps.map { PostgresTextArray($0.sorted()) }
+        return try await pool.withConnection { connection in
             let row = try await connection.query(
                 """
-                SELECT count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS pending,
+                SELECT count(*) FILTER (WHERE due AND signable) AS pending,
                        count(*) FILTER (WHERE state = 'inflight') AS inflight,
-                       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())), 0)::float8 AS oldest
-                FROM delivery_outbox WHERE state IN ('pending', 'inflight')
+                       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE due AND signable)), 0)::float8 AS oldest,
+                       count(*) FILTER (WHERE due AND NOT signable) AS unsignable
+                FROM (
+                    SELECT state, run_at, state = 'pending' AND run_at <= now() AS due,
+                           (\(bundles)::text[] IS NULL OR coalesce(bundle_id = ANY(\(bundles)::text[]), false)) AS signable
+                    FROM delivery_outbox WHERE state IN ('pending', 'inflight')
+                ) d
                 """)[0]
-            return (try row.decode("pending"), try row.decode("inflight"), try row.decode("oldest"))
+            return OutboxDepth(
+                pending: try row.decode("pending"), inflight: try row.decode("inflight"), oldestPendingAge: try row.decode("oldest"),
+                unsignable: try row.decode("unsignable"))
         }
     }
 

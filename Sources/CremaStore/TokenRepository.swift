@@ -135,8 +135,9 @@ public struct TokenRepository: Repository {
             guard try rows[0].decode("named", as: Bool.self) else { throw StoreError.unknownApp(bundleID) }
             return bundleID
         }
-        let fallback = try rows[0].decode("fallback", as: String?.self)
-        guard fallback != nil || tenant == TenantScope.defaultTenantName else { throw StoreError.appRequired }
+        // The default tenant's default app is the configured one (nil here, resolved when planning).
+        if tenant == TenantScope.defaultTenantName { return nil }
+        guard let fallback = try rows[0].decode("fallback", as: String?.self) else { throw StoreError.appRequired }
         return fallback
     }
 }

@@ -32,7 +32,7 @@ extension Crema {
             do {
                 let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
                 _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-                let result = try await body(AdminService(database: CremaDatabase(pool: pool), masterKey: configuration.masterKey))
+                let result = try await body(AdminService(database: CremaDatabase(pool: pool), masterKey: configuration.masterKey, configuredBundleID: configuration.apns.bundleID))
                 await pool.close()
                 try await database.stopClusterIfStartedHere()
                 return result

@@ -80,7 +80,7 @@ extension Crema {
             var dependencies = CremaApplication.Dependencies(
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
             dependencies.customerTokens = customerTokens
-            dependencies.admin = AdminService(database: service.database, masterKey: configuration.masterKey)
+            dependencies.admin = AdminService(database: service.database, masterKey: configuration.masterKey, configuredBundleID: service.defaultBundleID)
             let keyring = apns.keyring(
                 database: service.database.apnsKeys, masterKey: configuration.masterKey, privateDatabase: cluster != nil, logger: logger)
             dependencies.apnsKeysChanged = {

@@ -60,7 +60,7 @@ struct DeliveryHarness: Sendable {
                     registry: registry)
                 dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
                 let masterKey = try MasterKey(base64: APIHarness.masterKey)
-                dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
+                dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: bundleID)
                 // Several dispatchers model several processes: each has its own keyring, listener and claims.
                 let keyrings = (0..<dispatchers).map { _ in
                     SigningKeyring(repository: service.database.apnsKeys, masterKey: masterKey, configured: [bundleID: key], logger: logger)

@@ -93,6 +93,43 @@ import Testing
         }
     }
 
+    @Test("No tenant can take the default tenant's configured app, and a tenant's key never signs another tenant's rows")
+    func theConfiguredAppStaysTheDefaultTenants() async throws {
+        try await H.run(trusting: [Self.harborKey]) { h in
+            _ = try await Self.harbor(h)
+            let taken = try await h.api.send(
+                .put, "/v1/admin/tenants/harbor/apps/\(H.bundleID)", body: #"{"team_id":"HARBORTEAM"}"#, rawKey: Self.admin)
+            #expect(taken.status == .conflict && taken.errorCode == "bundle_id_taken")
+            for keyring in h.keyrings {
+                #expect(keyring.key(for: Self.harborApp, tenant: "harbor")?.keyID == "HARBORKEY1")
+                #expect(keyring.key(for: Self.harborApp, tenant: "default") == nil)
+                #expect(keyring.key(for: H.bundleID, tenant: "harbor") == nil)
+                #expect(keyring.key(for: H.bundleID, tenant: "default")?.keyID == "TESTKEY001")
+            }
+            // An app added to the default tenant does not become the app of its existing tokens.
+            let token = H.token(91)
+            try await h.registerCustomer("c-1", kind: "alert", token: token)
+            let extra = try await h.api.send(.put, "/v1/admin/tenants/default/apps/com.default.second", body: #"{"team_id":"TESTTEAM01"}"#, rawKey: Self.admin)
+            #expect(extra.status == .created)
+            let id = try await h.place(customer: "c-1")
+            try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+            await h.simulator.received(token: token)
+            #expect(h.simulator.records(token: token).first?.topic == H.bundleID)
+        }
+    }
+
+    @Test("A tenant's own admin key cannot register a .p8 by path, which would read files on the server")
+    func onlyTheBootstrapKeyNamesPaths() async throws {
+        try await H.run { h in
+            _ = try await Self.harbor(h)
+            let harborAdmin = "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "admin"))
+            let refused = try await h.api.send(
+                .post, "/v1/admin/tenants/harbor/apps/\(Self.harborApp)/apns-keys", idempotencyKey: "p1",
+                body: #"{"key_id":"HARBORKEY5","p8_path":"/etc/hostname"}"#, rawKey: harborAdmin)
+            #expect(refused.status == .forbidden && refused.errorCode == "p8_path_not_permitted")
+        }
+    }
+
     @Test("A key activated through the admin API signs the next push without a restart; a retired one signs nothing")
     func activationAndRetirementTakeEffectWithoutRestart() async throws {
         try await H.run(trusting: [Self.harborKey, Self.harborSecondKey]) { h in
@@ -143,7 +180,7 @@ import Testing
             let listing = try await h.api.send(.get, "/v1/admin/tenants/harbor/apns-keys", rawKey: Self.admin).json["keys"] as? [[String: Any]] ?? []
             #expect(listing.first?["state"] as? String == "rejected")
             #expect((listing.first?["rejected_reason"] as? String)?.contains("InvalidProviderToken") == true)
-            #expect(h.keyrings.allSatisfy { $0.key(for: Self.harborApp) == nil })
+            #expect(h.keyrings.allSatisfy { $0.key(for: Self.harborApp, tenant: "harbor") == nil })
 
             // A key APNs accepts: the waiting push goes out with it, on its first counted attempt.
             try await Self.addKey(h, Self.harborKey)
@@ -157,7 +194,7 @@ import Testing
     func anInstanceWithoutTheKeyLeavesTheRows() async throws {
         try await TestDatabase.with { db in
             let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test")
-            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey), configuredBundleID: service.defaultBundleID)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             _ = try await service.database.stores.put(id: "h1", name: "H1", timezone: "UTC", tenant: "harbor")
@@ -191,26 +228,26 @@ import Testing
     func theKeyringReloadsWithinAMinute() async throws {
         try await TestDatabase.with { db in
             let database = CremaDatabase(pool: db.pool)
-            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey), configuredBundleID: H.bundleID)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             let clock = TestClock(Date(timeIntervalSince1970: 1_795_000_000))
             let keyring = SigningKeyring(
                 repository: database.apnsKeys, masterKey: admin.masterKey, logger: Logger(label: "test"), now: { clock.now })
             try await keyring.reloadIfDue()
-            #expect(keyring.key(for: Self.harborApp) == nil)
+            #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
             _ = try await admin.addAPNsKey(
                 tenant: "harbor", bundleID: Self.harborApp, .init(keyID: "HARBORKEY1", p8: Self.harborKey.pkcs8PEM))
             clock.advance(59)
             try await keyring.reloadIfDue()
-            #expect(keyring.key(for: Self.harborApp) == nil)
+            #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
             clock.advance(1)
             try await keyring.reloadIfDue()
-            #expect(keyring.key(for: Self.harborApp)?.fingerprint == Self.harborKey.fingerprint)
+            #expect(keyring.key(for: Self.harborApp, tenant: "harbor")?.fingerprint == Self.harborKey.fingerprint)
             _ = try await admin.setAPNsKey(.retired, tenant: "harbor", bundleID: Self.harborApp, keyID: "HARBORKEY1")
             clock.advance(60)
             try await keyring.reloadIfDue()
-            #expect(keyring.key(for: Self.harborApp) == nil)
+            #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
         }
     }
 

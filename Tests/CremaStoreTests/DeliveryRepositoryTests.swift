@@ -86,14 +86,16 @@ import Testing
         }
     }
 
-    @Test("depth counts due pending rows and the age of the oldest")
+    @Test("depth counts due pending rows and the age of the oldest, and apart the rows of apps the dispatcher cannot sign for")
     func depth() async throws {
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
-            let depth = try await DeliveryRepository(pool: db.pool).depth()
-            #expect(depth.pending == 1)
+            let depth = try await DeliveryRepository(pool: db.pool).depth(apps: nil)
+            #expect(depth.pending == 1 && depth.unsignable == 0)
             #expect(depth.inflight == 0)
             #expect(depth.oldestPendingAge >= 0)
+            let elsewhere = try await DeliveryRepository(pool: db.pool).depth(apps: ["com.other.app"])
+            #expect(elsewhere.pending == 0 && elsewhere.unsignable == 1)
         }
     }
 }

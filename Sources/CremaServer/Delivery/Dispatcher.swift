@@ -109,7 +109,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         if let expiry = delivery.expiresAt, expiry < now {
             return DeliveryResult(delivery: delivery, outcome: .dead(status: nil, reason: "expired before it could be sent"))
         }
-        guard let key = keyring.key(for: delivery.bundleID) else {
+        guard let key = keyring.key(for: delivery.bundleID, tenant: delivery.tenantID) else {
             // The key was retired between the claim and now: the row waits for an instance that can sign it.
             return DeliveryResult(
                 delivery: delivery, outcome: .heldForKey(at: now.addingTimeInterval(Self.heldForKeyDelay), status: nil, reason: "no signing key for \(delivery.bundleID ?? "this app") here"))
@@ -170,7 +170,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
             ])
         guard let apnsKeys, let bundleID = delivery.bundleID else { return }
         do {
-            try await apnsKeys.reject(tenant: delivery.tenantID, bundleID: bundleID, keyID: key.keyID, reason: reason)
+            try await apnsKeys.reject(tenant: delivery.tenantID, bundleID: bundleID, keyID: key.keyID, fingerprint: key.fingerprint, reason: reason)
             try await keyring.reload()
         } catch {
             logger.warning("could not mark the refused APNs key", metadata: ["error": "\(error)"])
@@ -189,12 +189,23 @@ public struct Dispatcher: Service, CustomStringConvertible {
     /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes.
     func maintain() async {
         var lastPrune = ContinuousClock.now - .seconds(600)
+        var waitingForKey = 0
         while !Task.isCancelled {
             do {
                 let rescued = try await store.rescueExpiredLeases()
                 if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
-                let depth = try await store.depth()
-                metrics.depth(pending: depth.pending, inflight: depth.inflight, oldest: depth.oldestPendingAge)
+                try await keyring.reloadIfDue()
+                let depth = try await store.depth(apps: keyring.apps)
+                metrics.depth(depth)
+                // Said when it starts and when it ends, not every tick.
+                if depth.unsignable > 0, waitingForKey == 0 {
+                    logger.warning(
+                        "pushes wait for an app this instance has no APNs key for; another instance with the key sends them",
+                        metadata: ["count": "\(depth.unsignable)", "apps": "\(keyring.apps.map { $0.sorted().joined(separator: ",") } ?? "all")"])
+                } else if depth.unsignable == 0, waitingForKey > 0 {
+                    logger.info("no push waits for a key this instance lacks any more")
+                }
+                waitingForKey = depth.unsignable
                 if ContinuousClock.now - lastPrune >= .seconds(600) {
                     let pruned = try await store.prune(olderThan: configuration.retention)
                     if pruned > 0 { logger.info("pruned finished deliveries", metadata: ["count": "\(pruned)"]) }

@@ -18,6 +18,9 @@ struct DispatcherMetrics: Sendable {
         metricName: "crema_outbox_inflight", unitName: "", helpText: "Outbox rows claimed by a dispatcher and not yet recorded.")
     nonisolated(unsafe) static let oldest = MetricNameDescriptor(
         metricName: "crema_outbox_oldest_pending_seconds", unitName: "", helpText: "Age of the oldest due push.")
+    nonisolated(unsafe) static let unsignable = MetricNameDescriptor(
+        metricName: "crema_outbox_unsignable_pending", unitName: "",
+        helpText: "Due pushes of apps this instance has no APNs key for: they wait for an instance that has one.")
     nonisolated(unsafe) static let latency = MetricNameDescriptor(
         metricName: "crema_delivery_commit_to_send_seconds", unitName: "", helpText: "Time from an event's commit to its APNs request.")
     static let buckets: [Duration] = [
@@ -48,9 +51,10 @@ struct DispatcherMetrics: Sendable {
             .record(duration)
     }
 
-    func depth(pending: Int, inflight: Int, oldest: Double) {
-        registry.makeGauge(descriptor: Self.pending).set(Double(pending))
-        registry.makeGauge(descriptor: Self.inflight).set(Double(inflight))
-        registry.makeGauge(descriptor: Self.oldest).set(oldest)
+    func depth(_ depth: OutboxDepth) {
+        registry.makeGauge(descriptor: Self.pending).set(Double(depth.pending))
+        registry.makeGauge(descriptor: Self.inflight).set(Double(depth.inflight))
+        registry.makeGauge(descriptor: Self.oldest).set(depth.oldestPendingAge)
+        registry.makeGauge(descriptor: Self.unsignable).set(Double(depth.unsignable))
     }
 }

@@ -1,4 +1,5 @@
 public import CremaAPNs
+import CremaCore
 public import CremaService
 public import CremaStore
 public import Foundation
@@ -24,6 +25,10 @@ public final class SigningKeyring: Sendable {
         /// Fingerprints of keys from the environment APNs refused: the database marks its own keys, these are
         /// marked here until the process restarts with another key.
         var rejected: Set<String> = []
+        /// Reloads are numbered when they start; a snapshot older than the one in force (or than a refusal) is
+        /// dropped, so a slow reload can never bring back a key retired or refused meanwhile.
+        var started = 0
+        var applied = 0
     }
 
     private let repository: APNsKeyRepository?
@@ -56,15 +61,19 @@ public final class SigningKeyring: Sendable {
         self.now = now
     }
 
-    /// The key that signs `bundleID`'s pushes here, or nil: then the row is not this instance's to send.
-    public func key(for bundleID: String?) -> APNsSigningKey? {
-        let (stored, rejected) = state.withLock { state in (bundleID.flatMap { state.database[$0]?.key }, state.rejected) }
-        if let stored { return stored }
+    /// The key that signs `tenant`'s pushes for `bundleID` here, or nil: then the row is not this instance's to send.
+    /// A stored key signs for its own tenant only, the configured key for the default tenant only.
+    public func key(for bundleID: String?, tenant: String) -> APNsSigningKey? {
+        let (entry, rejected) = state.withLock { state in (bundleID.flatMap { state.database[$0] }, state.rejected) }
+        if let entry { return entry.tenant == tenant ? entry.key : nil }
         let usable = { (key: APNsSigningKey?) in key.flatMap { rejected.contains($0.fingerprint) ? nil : $0 } }
-        return usable(bundleID.flatMap { configured[$0] }) ?? usable(fallback)
+        let configuredKey = tenant == TenantScope.defaultTenantName ? bundleID.flatMap { configured[$0] } : nil
+        return usable(configuredKey) ?? usable(fallback)
     }
 
-    /// The apps this instance can sign for, as the claim's filter; nil when the fallback signs everything.
+    /// The apps this instance can sign for, as the claim's filter; nil when the fallback signs everything. (A stored
+    /// app's bundle id belongs to one tenant, and the configured one to the default tenant only, so the bundle id
+    /// alone names whose rows these are; `key(for:tenant:)` checks the tenant again when it signs.)
     public var apps: Set<String>? {
         state.withLock { state in
             if let fallback, !state.rejected.contains(fallback.fingerprint) { return nil }
@@ -72,17 +81,27 @@ public final class SigningKeyring: Sendable {
         }
     }
 
-    /// APNs refused `key`: stop using it here at once. A key from the database is also marked there (by the
-    /// dispatcher) and dropped by the reload that follows; one from the environment stays refused until restart.
+    /// APNs refused `key`: stop using it here at once. A key from the database is dropped now and marked there (by
+    /// the dispatcher), so the next reload leaves it out; one from the environment stays refused until restart.
+    /// Reloads already under way are dropped, as they may have read the key before it was marked.
     public func refuse(_ key: APNsSigningKey) {
         state.withLock { state in
-            if !state.database.values.contains(where: { $0.key.fingerprint == key.fingerprint }) { state.rejected.insert(key.fingerprint) }
+            let stored = state.database.filter { $0.value.key.fingerprint == key.fingerprint }.map(\.key)
+            for bundleID in stored { state.database.removeValue(forKey: bundleID) }
+            if fallback?.fingerprint == key.fingerprint || configured.values.contains(where: { $0.fingerprint == key.fingerprint }) {
+                state.rejected.insert(key.fingerprint)
+            }
+            state.applied = state.started
         }
     }
 
     /// Reads the database's signing keys now.
     public func reload() async throws {
         guard let repository else { return }
+        let generation = state.withLock { state in
+            state.started += 1
+            return state.started
+        }
         let stored = try await repository.signingKeys()
         var loaded: [String: Entry] = [:]
         var unusable: [String: String] = [:]
@@ -95,6 +114,8 @@ public final class SigningKeyring: Sendable {
         }
         let at = now()
         let (added, newlyUnusable) = state.withLock { state -> ([String], [String: String]) in
+            guard generation > state.applied else { return ([], [:]) }
+            state.applied = generation
             let added = loaded.filter { state.database[$0.key]?.key.fingerprint != $0.value.key.fingerprint }.map(\.key)
             let newlyUnusable = unusable.filter { state.unusable[$0.key] != $0.value }
             state.database = loaded

@@ -117,6 +117,8 @@ struct AdminRoutes {
         let principal = try context.authorizeAdmin(tenant: tenant)
         let bundleID = try context.pathParameter("bundle_id")
         let body = try WireCoding.decode(APNsKeyCreateRequest.self, from: try await request.bodyData(context: context))
+        // A path reads a file on this server: a tenant's admin could name another tenant's key with it.
+        if body.p8Path != nil, principal.tenant != nil { throw APIError.p8PathNotPermitted }
         return try await idempotent(request, principal: principal, tenant: tenant, body: body) {
             let (key, _) = try await admin.addAPNsKey(tenant: tenant, bundleID: bundleID, body)
             await apnsKeysChanged()

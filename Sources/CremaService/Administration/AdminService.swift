@@ -10,11 +10,17 @@ public struct AdminService: Sendable {
     public let database: CremaDatabase
     /// Seals `.p8` keys stored in the database; nil: only keys given as file paths can be added.
     public let masterKey: MasterKey?
+    /// The default tenant's app from `CREMA_APNS_TOPIC`: no other tenant may claim it (its pushes are signed with
+    /// the configured key).
+    public let configuredBundleID: String
     private let now: @Sendable () -> Date
 
-    public init(database: CremaDatabase, masterKey: MasterKey?, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        database: CremaDatabase, masterKey: MasterKey?, configuredBundleID: String, now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.database = database
         self.masterKey = masterKey
+        self.configuredBundleID = configuredBundleID
         self.now = now
     }
 
@@ -33,6 +39,7 @@ public struct AdminService: Sendable {
         try Self.checkTenant(tenant)
         try Self.checkBundleID(bundleID)
         try Self.checkAppleID(teamID, field: "team_id")
+        if bundleID == configuredBundleID, tenant != TenantScope.defaultTenantName { throw APIError.bundleTaken(bundleID) }
         return try await database.tenants.putApp(tenant: tenant, bundleID: bundleID, teamID: teamID)
     }
 
@@ -114,6 +121,9 @@ public struct AdminService: Sendable {
             throw APIError.unknownAPIKey(id)
         }
         guard old.revokedAt == nil else { throw APIError.apiKeyRevoked }
+        if let expiry = old.expiresAt, expiry <= now() {
+            throw APIError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
+        }
         return try await issueAPIKey(
             tenant: tenant, APIKeyCreateRequest(role: old.role.rawValue, stores: old.stores, expiresAt: old.expiresAt), rotatedFrom: old.id)
     }

@@ -82,7 +82,9 @@ ALTER TABLE stream_tickets   ADD COLUMN tenant_id text NOT NULL DEFAULT 'default
 ALTER TABLE push_targets    ADD COLUMN bundle_id text;
 ALTER TABLE customer_tokens ADD COLUMN bundle_id text;
 ALTER TABLE delivery_outbox ADD COLUMN bundle_id text;
-UPDATE delivery_outbox SET bundle_id = regexp_replace(topic, '\.push-type\..*$', '') WHERE topic IS NOT NULL;
+-- Only rows still to be sent need it (finished ones are history, and rewriting them all would be slow).
+UPDATE delivery_outbox SET bundle_id = regexp_replace(topic, '\.push-type\..*$', '')
+WHERE topic IS NOT NULL AND state IN ('pending', 'inflight');
 
 ALTER TABLE orders          DROP CONSTRAINT orders_store_id_fkey;
 ALTER TABLE push_targets    DROP CONSTRAINT push_targets_store_id_fkey;

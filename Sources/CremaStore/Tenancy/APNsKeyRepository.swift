@@ -100,13 +100,15 @@ public struct APNsKeyRepository: Repository {
     }
 
     /// Marks a key APNs refused: it signs nothing more until an administrator activates it (or another) again.
-    public func reject(tenant: String, bundleID: String, keyID: String, reason: String) async throws(StoreError) {
+    /// Only the material that was refused (`fingerprint`): a key uploaded again under the same id meanwhile stays.
+    public func reject(tenant: String, bundleID: String, keyID: String, fingerprint: String, reason: String) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
                 _ = try await connection.query(
                     """
                     UPDATE apns_keys SET rejected_at = now(), rejected_reason = \(reason)
-                    WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID) AND key_id = \(keyID) AND rejected_at IS NULL
+                    WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID) AND key_id = \(keyID) AND fingerprint = \(fingerprint)
+                      AND rejected_at IS NULL
                     """)
             }
         }

@@ -66,8 +66,8 @@ public struct TenantRepository: Repository {
         }
     }
 
-    /// Creates an app or changes its team; the tenant's first app becomes its default. A bundle id another tenant
-    /// holds is refused as `bundleTaken`.
+    /// Creates an app or changes its team; the tenant's first app becomes its default (not in the tenant `default`,
+    /// whose default app is `CREMA_APNS_TOPIC`). A bundle id another tenant holds is refused as `bundleTaken`.
     public func putApp(tenant: String, bundleID: String, teamID: String) async throws(StoreError) -> (app: AppRecord, created: Bool) {
         try await database {
             try await pool.withTransaction { connection in
@@ -83,7 +83,10 @@ public struct TenantRepository: Repository {
                     RETURNING tenant_id, bundle_id, team_id, created_at, (xmax = 0) AS created
                     """)[0]
                 try await connection.query(
-                    "UPDATE tenants SET default_bundle_id = \(bundleID) WHERE tenant_id = \(tenant) AND default_bundle_id IS NULL")
+                    """
+                    UPDATE tenants SET default_bundle_id = \(bundleID)
+                    WHERE tenant_id = \(tenant) AND tenant_id <> 'default' AND default_bundle_id IS NULL
+                    """)
                 return (try Self.app(from: row), try row.decode("created", as: Bool.self))
             }
         }
