@@ -200,7 +200,7 @@ def main():
     a.add_argument("--count", type=int, default=3000)
     a.add_argument("--batch", type=int, default=100)
     a.add_argument("--duration", type=float, default=70)
-    a.add_argument("--deadline", type=float, default=10, help="the server's CREMA_HTTP_READ_TIMEOUT, to sort the closes")
+    a.add_argument("--deadline", type=float, default=10, help="the earliest a read deadline can fire (0.9 x CREMA_HTTP_READ_TIMEOUT), to sort the closes")
     a.add_argument("--out", required=True)
     args = parser.parse_args()
     stream(args) if args.command == "stream" else stall(args)

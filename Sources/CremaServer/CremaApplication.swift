@@ -88,7 +88,7 @@ public enum CremaApplication {
         return Application(
             router: httpRouter,
             server: GuardedHTTP1Channel.server(limits: limits, registry: dependencies.registry, routes: routes),
-            configuration: .init(address: .hostname(host, port: port), serverName: "crema"),
+            configuration: .init(address: .hostname(host, port: port), serverName: "crema", backlog: limits.backlog),
             // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
             services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger), dependencies.streamHub]
                 + services,

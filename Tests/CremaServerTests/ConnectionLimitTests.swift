@@ -100,6 +100,23 @@ import Testing
         #expect(try ConnectionLimits(environment: [:]) == ConnectionLimits())
     }
 
+    @Test func readDeadlinesAreSpreadBelowTheTimeoutNeverAboveIt() {
+        let limits = ConnectionLimits(readTimeout: .seconds(10))
+        #expect(limits.readDeadline(random: 0) == .seconds(10))
+        #expect(limits.readDeadline(random: 0.5) == .milliseconds(9500))
+        #expect(limits.readDeadline(random: 0.999_999) > .seconds(9))
+        #expect(limits.readDeadline(random: 7) == .seconds(9))
+        var still = limits
+        still.readTimeoutSpread = 0
+        #expect(still.readDeadline(random: 0.5) == .seconds(10))
+    }
+
+    @Test func theListenBacklogHasRoomForEveryConnectionTheCapAllows() {
+        #expect(ConnectionLimits().backlog == 4096)
+        #expect(ConnectionLimits(maxConnections: 100).backlog == 100)
+        #expect(ConnectionLimits(maxConnections: 1_000_000).backlog == 65_535)
+    }
+
     @Test(arguments: [
         ("CREMA_HTTP_READ_TIMEOUT", "0"), ("CREMA_HTTP_IDLE_TIMEOUT", "soon"), ("CREMA_HTTP_MAX_CONNECTIONS", "-1"),
     ])

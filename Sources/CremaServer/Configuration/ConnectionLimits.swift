@@ -9,6 +9,10 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var idleTimeout: Duration
     /// Connections open at once; past this a new one is answered 503 and closed at once.
     public var maxConnections: Int
+    /// Each connection's read deadline is drawn between `1 - readTimeoutSpread` and 1 times `readTimeout`, so
+    /// connections opened together (a reconnecting crowd, an attacker) do not all expire, and come back, in
+    /// the same instant; never later than `readTimeout`.
+    public var readTimeoutSpread: Double = 0.1
 
     public init(readTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096) {
         self.readTimeout = readTimeout
@@ -26,6 +30,16 @@ public struct ConnectionLimits: Sendable, Equatable {
             maxConnections = count
         }
     }
+
+    /// The read deadline for a connection, `random` in 0..<1 choosing where within the spread it falls.
+    public func readDeadline(random: Double) -> Duration {
+        readTimeout * (1 - readTimeoutSpread * min(max(random, 0), 1))
+    }
+
+    /// The listen backlog: room for as many connections waiting to be accepted as may be open at once (the kernel
+    /// clamps it to `net.core.somaxconn`). With Hummingbird's 256, a burst of reconnects overflowed the queue, and
+    /// the dropped SYNs came back a second later (docs/reliability.md, stalled connections).
+    public var backlog: Int { min(maxConnections, 65_535) }
 
     private static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Duration {
         guard let value = Double(text), value.isFinite, value > 0, value <= 86_400 else { throw .invalid(name, text) }

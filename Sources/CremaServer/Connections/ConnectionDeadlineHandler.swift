@@ -86,7 +86,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         phase = next
         let limit: Duration
         switch next {
-        case .reading: limit = limits.readTimeout
+        case .reading: limit = limits.readDeadline(random: Double.random(in: 0..<1))
         case .idle: limit = limits.idleTimeout
         case .answering: return
         }
