@@ -21,7 +21,6 @@ public struct DeliveryRepository: Sendable {
     /// `apps`: the bundle ids this dispatcher can sign for; rows of other apps are left for an instance that can
     /// (nil: every app, for the built-in simulator of a private database).
     public func claim(limit: Int, lease: Duration, apps: Set<String>?) async throws -> [ClaimedDelivery] {
-        let bundles = apps.map { PostgresTextArray($0.sorted()) }
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let rows = try await pool.withConnection { connection in
             _ = try await connection.query(Self.withdrawStale())
@@ -30,7 +29,7 @@ public struct DeliveryRepository: Sendable {
                 WITH c AS (
                     SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
                     WHERE state = 'pending' AND run_at <= now()
-                      AND (\(bundles)::text[] IS NULL OR d.bundle_id = ANY(\(bundles)::text[]))
+                      AND \(Self.signable(by: apps))
                       AND delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
                       AND NOT delivery_sequence_busy(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
                     ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
@@ -67,6 +66,13 @@ public struct DeliveryRepository: Sendable {
                 environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
                 tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
         }
+    }
+
+    /// Whether an outbox row (columns unqualified) is of one of `apps`; nil: every app. A row without an app is of
+    /// none (false, not NULL, so it can be counted).
+    static func signable(by apps: Set<String>?) -> PostgresQuery {
+        let bundles = apps.map { PostgresTextArray($0.sorted()) }
+        return "(\(bundles)::text[] IS NULL OR coalesce(bundle_id = ANY(\(bundles)::text[]), false))"
     }
 
     /// The sentences beside the send-time withdrawal codes, as JSON for the SQL (`code → sentence`), built once.
@@ -234,8 +240,7 @@ public struct DeliveryRepository: Sendable {
     /// (what a dispatcher can sign for; nil: all); `unsignable` is how many due rows are of other apps, waiting for
     /// an instance with their key.
     public func depth(apps: Set<String>?) async throws -> OutboxDepth {
-        let bundles = apps.map { PostgresTextArray($0.sorted()) }
-        return try await pool.withConnection { connection in
+        try await pool.withConnection { connection in
             let row = try await connection.query(
                 """
                 SELECT count(*) FILTER (WHERE due AND signable) AS pending,
@@ -244,7 +249,7 @@ public struct DeliveryRepository: Sendable {
                        count(*) FILTER (WHERE due AND NOT signable) AS unsignable
                 FROM (
                     SELECT state, run_at, state = 'pending' AND run_at <= now() AS due,
-                           (\(bundles)::text[] IS NULL OR coalesce(bundle_id = ANY(\(bundles)::text[]), false)) AS signable
+                           \(Self.signable(by: apps)) AS signable
                     FROM delivery_outbox WHERE state IN ('pending', 'inflight')
                 ) d
                 """)[0]

@@ -46,7 +46,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
     public func principal(for presented: Substring) -> APIPrincipal? {
         let bytes = Array(presented.utf8)
         var found: Role?
-        for entry in entries where Self.constantTimeEquals(entry.key, bytes) { found = entry.role }
+        for entry in entries where APIKeySecret.matches(entry.key, bytes) { found = entry.role }
         return found.map { APIPrincipal(role: $0, tenant: $0 == .admin ? nil : TenantScope.defaultTenantName) }
     }
 
@@ -73,13 +73,6 @@ public struct APIKeys: Sendable, CustomStringConvertible {
                 let bytes = (0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
                 return (role, "\(role.rawValue)_" + bytes.map { String($0, radix: 16).leftPadded(2) }.joined())
             })
-    }
-
-    private static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for i in a.indices { difference |= a[i] ^ b[i] }
-        return difference == 0
     }
 }
 

@@ -45,6 +45,12 @@ public struct Dispatcher: Service, CustomStringConvertible {
         let doorbell = Doorbell()
         let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderTransaction.changeChannel], logger: logger) }
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
+        // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
+        do {
+            try await keyring.reload()
+        } catch {
+            logger.warning("could not read the APNs keys yet; retrying", metadata: ["error": "\(error)"])
+        }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 if let listener {
@@ -69,7 +75,6 @@ public struct Dispatcher: Service, CustomStringConvertible {
         var failing = false
         while !Task.isCancelled {
             do {
-                try await keyring.reloadIfDue()
                 let batch = try await store.claim(limit: configuration.batchSize, lease: configuration.lease, apps: keyring.apps)
                 if failing {
                     logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])

@@ -37,7 +37,7 @@ public struct APIKeySecret: Sendable {
         Array(SHA256.hash(data: Data(presented.utf8)))
     }
 
-    /// Compares two hashes in constant time.
+    /// Compares two byte strings (hashes, keys) in time that does not depend on where they differ.
     public static func matches(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0

@@ -39,13 +39,13 @@ public struct APIKeyRepository: Repository {
     public init(pool: PostgresPool) { self.pool = pool }
 
     private static let columns: StaticString = """
-        key_id, tenant_id, role, array_to_json(stores)::text AS stores, encode(key_hash, 'hex') AS hash, created_at, expires_at,
+        key_id, tenant_id, role, array_to_json(stores)::text AS stores, encode(key_hash, 'base64') AS hash, created_at, expires_at,
         revoked_at, rotated_from
         """
 
     /// Stores a new key's hash.
     public func insert(_ key: StoredAPIKey) async throws(StoreError) {
-        let hash = key.hash.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let hash = Data(key.hash).base64EncodedString()
         let stores = key.stores.map(PostgresTextArray.init)
         try await database {
             try await pool.withConnection { connection in
@@ -55,7 +55,7 @@ public struct APIKeyRepository: Repository {
                 _ = try await connection.query(
                     """
                     INSERT INTO api_keys (key_id, tenant_id, role, stores, key_hash, expires_at, rotated_from)
-                    VALUES (\(key.id), \(key.tenant), \(key.role.rawValue), \(stores)::text[], decode(\(hash), 'hex'), \(key.expiresAt),
+                    VALUES (\(key.id), \(key.tenant), \(key.role.rawValue), \(stores)::text[], decode(\(hash), 'base64'), \(key.expiresAt),
                             \(key.rotatedFrom))
                     """)
             }
@@ -98,19 +98,12 @@ public struct APIKeyRepository: Repository {
 
     static func key(from row: PostgresRow) throws -> StoredAPIKey {
         guard let role = Role(rawValue: try row.decode("role")) else { throw PostgresError(.decoding, detail: "unknown role") }
-        let hex = Array(try row.decode("hash", as: String.self).utf8)
-        var hash: [UInt8] = []
-        var index = 0
-        while index + 1 < hex.count {
-            guard let byte = UInt8(String(decoding: hex[index...index + 1], as: UTF8.self), radix: 16) else {
-                throw PostgresError(.decoding, detail: "key_hash is not hex")
-            }
-            hash.append(byte)
-            index += 2
+        guard let hash = Data(base64Encoded: try row.decode("hash", as: String.self)) else {
+            throw PostgresError(.decoding, detail: "key_hash is not base64")
         }
         let stores = try row.decode("stores", as: PostgresJSON?.self)?.decode([String].self)
         return StoredAPIKey(
-            id: try row.decode("key_id"), tenant: try row.decode("tenant_id"), role: role, stores: stores, hash: hash,
+            id: try row.decode("key_id"), tenant: try row.decode("tenant_id"), role: role, stores: stores, hash: Array(hash),
             createdAt: try row.decode("created_at"), expiresAt: try row.decode("expires_at", as: Date?.self),
             revokedAt: try row.decode("revoked_at", as: Date?.self), rotatedFrom: try row.decode("rotated_from", as: String?.self))
     }
