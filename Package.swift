@@ -64,10 +64,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // Linux's epoll, which the driver's event loop waits on (Glibc's module does not export it).
+        .systemLibrary(name: "CEpoll"),
         .target(
             name: "CremaPostgres",
             dependencies: [
                 "CLibPQ",
+                "CEpoll",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

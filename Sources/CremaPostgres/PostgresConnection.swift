@@ -2,57 +2,151 @@ import CLibPQ
 import Foundation
 public import Logging
 
-/// One libpq connection. Every blocking libpq call runs on the connection's own serial dispatch queue,
-/// never on Swift's cooperative thread pool; callers `await` the result. Task cancellation sends a
-/// cancel request to the server (`PQcancel`, which libpq allows from any thread).
-public final class PostgresConnection: @unchecked Sendable {
-    // `handle` is only touched on `queue`; `cancelHandle` is thread-safe by libpq's contract
-    // and replaced only on `queue` under `cancelLock`.
-    private let queue: DispatchQueue
+/// One libpq connection in non-blocking, pipeline mode. A caller's statements go out in one flight without waiting
+/// (`PQsendQueryPrepared` … `PQpipelineSync`, `PQflush`); the process's ``PostgresEventLoop`` reads the answers
+/// when the socket is readable and resumes the caller once, with every result of the flight. So no thread waits
+/// in libpq for a statement, and statements that do not depend on each other cost one round trip together.
+/// Statements are prepared on first use and reused by name (up to ``preparedLimit`` per connection).
+/// Only opening and resetting a connection block, on a dispatch queue of their own, never on Swift's
+/// cooperative pool. Task cancellation sends a cancel request to the server (`PQcancel`).
+public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Handler {
+    // Everything below is guarded by `lock`, except `cancelHandle` (guarded by `cancelLock`; libpq allows
+    // `PQcancel` from any thread).
+    private let lock = NSLock()
     private var handle: OpaquePointer?
-    /// False after a reconnect whose session set-up failed: the next lease reconnects again.
+    private var socket: Int32 = -1
+    private var registration: UInt64 = 0
+    private var flight: PostgresFlight?
+    /// False after a reconnect whose session set-up failed, or after a send failed midway: the next lease
+    /// reconnects.
     private var sessionConfigured = true
+    /// `BEGIN …` to send ahead of the next flight (``begin(_:)``), so opening a transaction costs no round trip.
+    private var pendingBegin: String?
+    /// Statement text → the name it is prepared under on this connection.
+    private var prepared: [String: String] = [:]
+    private var preparedSerial = 0
+    private var flights = 0
     private var cancelHandle: OpaquePointer?
     private let cancelLock = NSLock()
     private let logger: Logger
+    private let loop: PostgresEventLoop
 
-    private init(handle: OpaquePointer, queue: DispatchQueue, logger: Logger) {
+    /// How many distinct statements one connection keeps prepared; later ones run unnamed.
+    public static let preparedLimit = 256
+    /// Statements longer than this run unnamed (they are one-offs: migrations, generated batches).
+    static let preparedMaxLength = 16_384
+
+    private init(handle: OpaquePointer, logger: Logger, loop: PostgresEventLoop) {
         self.handle = handle
-        self.queue = queue
         self.logger = logger
+        self.loop = loop
         self.cancelHandle = PQgetCancel(handle)
+        attach(handle)
     }
 
     deinit {
+        if registration != 0 { loop.deregister(socket, registration: registration) }
         if let cancelHandle { PQfreeCancel(cancelHandle) }
         if let handle { PQfinish(handle) }
     }
 
     /// Opens a connection from a libpq conninfo string or URI; an empty string uses the `PG*` variables.
     public static func connect(_ conninfo: String, logger: Logger = Logger(label: "crema.postgres")) async throws(PostgresError) -> PostgresConnection {
-        let queue = DispatchQueue(label: "crema.postgres.connection")
         let result: Result<OpaquePointer, PostgresError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: openHandle(conninfo)) }
+            DispatchQueue.global().async { continuation.resume(returning: openHandle(conninfo)) }
         }
-        return PostgresConnection(handle: try result.get(), queue: queue, logger: logger)
+        return PostgresConnection(handle: try result.get(), logger: logger, loop: .shared)
     }
+
+    // MARK: - Statements
 
     /// Runs a statement with bound parameters and returns its rows (empty for commands).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws(PostgresError) -> [PostgresRow] {
-        try await run { handle throws(PostgresError) in try Self.execute(query, on: handle) }
+        try await pipeline([query])[0]
     }
 
-    /// Runs one or more statements without parameters (migrations, `BEGIN`). Never pass values here.
-    public func simpleQuery(_ sql: String) async throws(PostgresError) {
-        try await run { handle throws(PostgresError) in try Self.executeSimple(sql, on: handle) }
+    /// Runs statements in one round trip (pipeline mode) and returns each one's rows. The first failure is thrown,
+    /// and the statements after it are not run. Inside a transaction a failure leaves it to be rolled back; outside
+    /// one, each statement is its own transaction, so those before the failure stay committed.
+    @discardableResult
+    public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
+        for query in queries where query.sql.utf8.contains(0) || query.binds.contains(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
+        }
+        let results = try await fly(.pipeline, answers: queries.count) { handle, flight throws(PostgresError) in
+            try self.sendPipeline(queries, on: handle, into: &flight)
+        }
+        return results.map { result in
+            guard let result else { return [] }
+            defer { PQclear(result) }
+            return PostgresResult.rows(result)
+        }
     }
+
+    /// Runs one or more statements without parameters (migrations, session settings) with the simple protocol.
+    /// Never pass values here.
+    public func simpleQuery(_ sql: String) async throws(PostgresError) {
+        if sql.utf8.contains(0) { throw PostgresError(.invalidParameter, detail: "a statement contains a NUL character") }
+        let results = try await fly(.simple, answers: 1) { handle, flight throws(PostgresError) in
+            if PQpipelineStatus(handle) != PQ_PIPELINE_OFF, PQexitPipelineMode(handle) != 1 {
+                throw PostgresError(.connectionFailed, detail: "could not leave pipeline mode: \(Self.message(handle))")
+            }
+            if let begin = self.pendingBegin {
+                self.pendingBegin = nil
+                guard PQsendQuery(handle, begin + "; " + sql) == 1 else { throw Self.sendFailure(handle) }
+            } else {
+                guard PQsendQuery(handle, sql) == 1 else { throw Self.sendFailure(handle) }
+            }
+            flight.add(.statement(answer: 0))
+        }
+        for result in results { if let result { PQclear(result) } }
+    }
+
+    /// Opens a transaction with the next flight: `BEGIN` travels with the transaction's first statements.
+    public func begin(_ isolation: PostgresIsolation) {
+        lock.withLock { pendingBegin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" }
+    }
+
+    /// Whether a transaction is open (or about to be, with the next flight): what ``commit()`` or ``rollback()`` end.
+    public var isInTransaction: Bool {
+        lock.withLock {
+            guard pendingBegin == nil else { return true }
+            guard let handle else { return false }
+            let status = PQtransactionStatus(handle)
+            return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+        }
+    }
+
+    /// Commits the open transaction; a `BEGIN` not yet sent is dropped instead (nothing ran, nothing to commit).
+    public func commit() async throws(PostgresError) {
+        if dropPendingBegin() { return }
+        try await query("COMMIT")
+    }
+
+    /// Rolls the open transaction back; a `BEGIN` not yet sent is dropped.
+    public func rollback() async throws(PostgresError) {
+        if dropPendingBegin() { return }
+        try await query("ROLLBACK")
+    }
+
+    private func dropPendingBegin() -> Bool {
+        lock.withLock {
+            defer { pendingBegin = nil }
+            return pendingBegin != nil
+        }
+    }
+
+    /// How many round trips (flights) this connection has made: what a command costs, for tests and benchmarks.
+    public var roundTrips: Int { lock.withLock { flights } }
+
+    // MARK: - Health and lifecycle
 
     /// Checks the connection without a round trip: reads whatever the server sent (such as a shutdown
     /// notice) and reports whether the connection is still usable.
     public func isUsable() async -> Bool {
-        let result: Result<Bool, PostgresError> = await onQueue { [self] handle in
-            guard let handle else { return .success(false) }
+        lock.withLock {
+            guard let handle, flight == nil else { return false }
             // A terminated backend sends a FATAL message and then closes: keep reading while the socket is
             // readable, so the end-of-file behind the message is seen too (it marks the connection bad).
             var reads = 0
@@ -60,58 +154,227 @@ public final class PostgresConnection: @unchecked Sendable {
                 if PQconsumeInput(handle) == 0 { break }
                 reads += 1
             }
-            return .success(
-                sessionConfigured && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE)
+            return sessionConfigured && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
         }
-        return (try? result.get()) ?? false
     }
 
-    /// Re-establishes a broken connection with the same parameters (`PQreset`).
+    /// Re-establishes a broken connection with the same parameters (`PQreset`, blocking: on a dispatch queue).
     public func reconnect() async throws(PostgresError) {
-        try await onQueue { [self] handle -> Result<Void, PostgresError> in
-            guard let handle else { return .failure(PostgresError(.closed)) }
+        let detached: OpaquePointer? = lock.withLock {
+            detach()
+            pendingBegin = nil
+            prepared = [:]
             sessionConfigured = false
-            PQreset(handle)
-            cancelLock.withLock {
-                if let cancelHandle { PQfreeCancel(cancelHandle) }
-                cancelHandle = PQgetCancel(handle)
-            }
-            guard PQstatus(handle) == CONNECTION_OK else {
-                return .failure(PostgresError(.connectionFailed, detail: Self.message(handle)))
-            }
-            if let failure = Self.configureSession(handle) { return .failure(failure) }
+            return handle
+        }
+        guard let detached else { throw PostgresError(.closed) }
+        // Nobody else touches the handle while it is off the loop and leased to this caller.
+        let resetting = UnsafeHandle(pointer: detached)
+        let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Self.reset(resetting)) }
+        }
+        let pointer = detached
+        cancelLock.withLock {
+            if let cancelHandle { PQfreeCancel(cancelHandle) }
+            cancelHandle = PQgetCancel(pointer)
+        }
+        try result.get()
+        lock.withLock {
+            guard self.handle == pointer else { return }
+            attach(pointer)
             sessionConfigured = true
-            return .success(())
-        }.get()
+        }
+    }
+
+    /// A handle passed to the blocking reset on another thread, while no one else uses it.
+    private struct UnsafeHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    /// `PQreset` and the session set-up, blocking (off the cooperative pool only).
+    private static func reset(_ handle: UnsafeHandle) -> Result<Void, PostgresError> {
+        let handle = handle.pointer
+        PQsetnonblocking(handle, 0)
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else { return .failure(PostgresError(.connectionFailed, detail: message(handle))) }
+        if let failure = configureSession(handle) { return .failure(failure) }
+        return .success(())
     }
 
     /// Closes the connection; later calls fail with `closed`.
     public func close() async {
-        _ = await onQueue { [self] handle -> Result<Void, PostgresError> in
+        let pending: PostgresFlight? = lock.withLock {
+            detach()
             if let handle { PQfinish(handle) }
-            self.handle = nil
-            return .success(())
+            handle = nil
+            defer { flight = nil }
+            return flight
+        }
+        if var pending {
+            pending.fail(PostgresError(.closed))
+            let (continuation, result) = pending.finish()
+            continuation.resume(returning: result)
         }
     }
 
-    // MARK: - Running work on the connection's queue
+    // MARK: - Flights
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws(PostgresError) -> T) async throws(PostgresError) -> T {
+    /// Sends a flight under the lock and waits for the event loop to complete it.
+    private func fly(
+        _ mode: PostgresFlight.Mode, answers: Int,
+        send: @escaping (OpaquePointer, inout PostgresFlight) throws(PostgresError) -> Void
+    ) async throws(PostgresError) -> [OpaquePointer?] {
         let result = await withTaskCancellationHandler {
-            await onQueue { handle -> Result<T, PostgresError> in
-                guard let handle else { return .failure(PostgresError(.closed)) }
-                do throws(PostgresError) { return .success(try body(handle)) } catch { return .failure(error) }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>) in
+                lock.lock()
+                guard let handle, registration != 0 else {
+                    lock.unlock()
+                    continuation.resume(returning: .failure(handle == nil ? PostgresError(.closed) : PostgresError(.connectionFailed, detail: "the connection is broken")))
+                    return
+                }
+                precondition(flight == nil, "a PostgresConnection runs one flight at a time")
+                flights += 1
+                var next = PostgresFlight(mode: mode, answers: answers, continuation: continuation)
+                do throws(PostgresError) {
+                    try send(handle, &next)
+                } catch {
+                    // What was queued may be half sent: the connection cannot be trusted with another flight.
+                    sessionConfigured = false
+                    lock.unlock()
+                    next.fail(error)
+                    let (continuation, result) = next.finish()
+                    continuation.resume(returning: result)
+                    return
+                }
+                flight = next
+                let ended = flush(handle)
+                lock.unlock()
+                if let (continuation, result) = ended { continuation.resume(returning: result) }
             }
         } onCancel: {
             self.cancel()
         }
-        return try result.get()
+        return try result.get().results
     }
 
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer?) -> Result<T, PostgresError>) async -> Result<T, PostgresError> {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: body(self.handle)) }
+    private func sendPipeline(_ queries: [PostgresQuery], on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
+        if PQpipelineStatus(handle) == PQ_PIPELINE_OFF, PQenterPipelineMode(handle) != 1 {
+            throw PostgresError(.connectionFailed, detail: "could not enter pipeline mode: \(Self.message(handle))")
         }
+        if let begin = pendingBegin {
+            pendingBegin = nil
+            try send(PostgresQuery(unsafeSQL: begin), answer: nil, on: handle, into: &flight)
+        }
+        for (index, query) in queries.enumerated() {
+            try send(query, answer: index, on: handle, into: &flight)
+        }
+        guard PQpipelineSync(handle) == 1 else { throw Self.sendFailure(handle) }
+    }
+
+    /// Queues one statement: by name when prepared, else prepared now (when there is room) and run by name.
+    private func send(_ query: PostgresQuery, answer: Int?, on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
+        var name = prepared[query.sql]
+        if name == nil, prepared.count < Self.preparedLimit, query.sql.utf8.count <= Self.preparedMaxLength {
+            preparedSerial += 1
+            let fresh = "crema_\(preparedSerial)"
+            guard PQsendPrepare(handle, fresh, query.sql, 0, nil) == 1 else { throw Self.sendFailure(handle) }
+            flight.add(.prepare(name: fresh, sql: query.sql))
+            name = fresh
+        }
+        let binds = query.binds
+        let sent = withOptionalCStrings(binds) { values in
+            if let name {
+                return PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
+            }
+            return PQsendQueryParams(handle, query.sql, Int32(binds.count), nil, values, nil, nil, 0)
+        }
+        guard sent == 1 else { throw Self.sendFailure(handle) }
+        flight.add(.statement(answer: answer))
+    }
+
+    /// Pushes queued bytes out; asks the loop for writability when the socket buffer is full. Returns the
+    /// continuation to resume (outside the lock) when the flight ended here.
+    private func flush(_ handle: OpaquePointer) -> (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)? {
+        switch PQflush(handle) {
+        case 0: return nil
+        case 1:
+            loop.watchWrites(socket, registration: registration, true)
+            return nil
+        default:
+            return broken(handle)
+        }
+    }
+
+    /// Called by the event loop when the socket is ready: sends what is left, reads what arrived, and resumes the
+    /// caller when its flight is complete.
+    func socketReady(readable: Bool, writable: Bool) {
+        lock.lock()
+        guard let handle, registration != 0 else {
+            lock.unlock()
+            return
+        }
+        if writable {
+            switch PQflush(handle) {
+            case 0: loop.watchWrites(socket, registration: registration, false)
+            case 1: break
+            default:
+                let ended = broken(handle)
+                lock.unlock()
+                ended.map { $0.0.resume(returning: $0.1) }
+                return
+            }
+        }
+        if readable, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+            let ended = broken(handle)
+            lock.unlock()
+            ended.map { $0.0.resume(returning: $0.1) }
+            return
+        }
+        var ended: (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)?
+        while var current = flight, PQisBusy(handle) == 0 {
+            let complete = current.take(PQgetResult(handle), connectionOK: PQstatus(handle) == CONNECTION_OK)
+            flight = current
+            if complete {
+                finishPreparing(current)
+                flight = nil
+                ended = current.finish()
+            }
+        }
+        lock.unlock()
+        ended.map { $0.0.resume(returning: $0.1) }
+    }
+
+    /// Remembers what the server prepared during the flight; forgets every name when the server says they are
+    /// gone or stale (a `DISCARD`, or a schema change under a `SELECT *`).
+    private func finishPreparing(_ flight: PostgresFlight) {
+        if let state = flight.error?.sqlState, state == "26000" || state == "0A000" {
+            prepared = [:]
+            return
+        }
+        for (sql, name) in flight.prepared { prepared[sql] = name }
+    }
+
+    /// The connection failed under a flight: stop watching it (a closed socket is always readable) and end the flight.
+    private func broken(_ handle: OpaquePointer) -> (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)? {
+        detach()
+        sessionConfigured = false
+        guard var pending = flight else { return nil }
+        flight = nil
+        pending.fail(PostgresError(.connectionFailed, detail: Self.message(handle)))
+        return pending.finish()
+    }
+
+    /// Puts the connection's socket in non-blocking mode and on the loop (under the lock).
+    private func attach(_ handle: OpaquePointer) {
+        PQsetnonblocking(handle, 1)
+        socket = PQsocket(handle)
+        registration = loop.register(socket, handler: self)
+    }
+
+    /// Takes the socket off the loop (under the lock).
+    private func detach() {
+        loop.deregister(socket, registration: registration)
+        registration = 0
     }
 
     /// Asks the server to cancel whatever this connection is running. `PQcancel` opens a connection of its
@@ -126,7 +389,7 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    // MARK: - libpq calls (run on the queue only)
+    // MARK: - Opening (blocking: off the cooperative pool only)
 
     /// Opens a libpq connection (blocking: call it off the cooperative pool) with Crema's connection
     /// defaults. Keywords before `dbname` are defaults that the conninfo's own values override. The connect
@@ -164,68 +427,20 @@ public final class PostgresConnection: @unchecked Sendable {
     static let statementTimeoutSeconds = 30
     static let lockTimeoutSeconds = 10
 
-    /// Fixes the session settings that text decoding relies on, and the time limits above.
+    /// Fixes the session settings that text decoding relies on, and the time limits above (blocking, at open).
     private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
-        do throws(PostgresError) {
-            try executeSimple(
-                "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning; "
-                    + "SET statement_timeout TO '\(statementTimeoutSeconds)s'; SET lock_timeout TO '\(lockTimeoutSeconds)s'; "
-                    + "SET idle_in_transaction_session_timeout TO '60s'",
-                on: handle)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    private static func execute(_ query: PostgresQuery, on handle: OpaquePointer) throws(PostgresError) -> [PostgresRow] {
-        let binds = query.binds
-        if query.sql.utf8.contains(0) || binds.contains(where: { $0?.utf8.contains(0) == true }) {
-            throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
-        }
-        let result: OpaquePointer? = withOptionalCStrings(binds) { values in
-            PQexecParams(handle, query.sql, Int32(binds.count), nil, values, nil, nil, 0)
-        }
-        return try rows(from: result, on: handle)
-    }
-
-    private static func executeSimple(_ sql: String, on handle: OpaquePointer) throws(PostgresError) {
-        // PQexec returns only the last result of a multi-statement string; an earlier failure aborts it.
-        _ = try rows(from: PQexec(handle, sql), on: handle)
-    }
-
-    private static func rows(from result: OpaquePointer?, on handle: OpaquePointer) throws(PostgresError) -> [PostgresRow] {
-        guard let result else { throw PostgresError(.connectionFailed, detail: message(handle)) }
+        let result = PQexec(
+            handle,
+            "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning; "
+                + "SET statement_timeout TO '\(statementTimeoutSeconds)s'; SET lock_timeout TO '\(lockTimeoutSeconds)s'; "
+                + "SET idle_in_transaction_session_timeout TO '60s'")
+        guard let result else { return PostgresError(.connectionFailed, detail: message(handle)) }
         defer { PQclear(result) }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-            return []
-        case PGRES_TUPLES_OK:
-            let rowCount = PQntuples(result)
-            let columnCount = PQnfields(result)
-            let columns = PostgresColumns(names: (0..<columnCount).map { String(cString: PQfname(result, $0)) })
-            var rows: [PostgresRow] = []
-            rows.reserveCapacity(Int(rowCount))
-            for r in 0..<rowCount {
-                var values: [String?] = []
-                values.reserveCapacity(Int(columnCount))
-                for c in 0..<columnCount {
-                    values.append(PQgetisnull(result, r, c) == 1 ? nil : String(cString: PQgetvalue(result, r, c)))
-                }
-                rows.append(PostgresRow(columns: columns, values: values))
-            }
-            return rows
-        default:
-            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            let detail = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
-            if PQstatus(handle) != CONNECTION_OK {
-                throw PostgresError(.connectionFailed, sqlState: sqlState, detail: detail)
-            }
-            if sqlState == PostgresError.SQLState.queryCanceled {
-                throw PostgresError(.canceled, sqlState: sqlState, detail: detail)
-            }
-            throw PostgresError(.server, sqlState: sqlState, detail: detail)
-        }
+        return PostgresResult.succeeded(result) ? nil : PostgresResult.error(result, connectionOK: PQstatus(handle) == CONNECTION_OK)
+    }
+
+    private static func sendFailure(_ handle: OpaquePointer) -> PostgresError {
+        PostgresError(.connectionFailed, detail: message(handle))
     }
 
     /// Whether the socket has data (or end-of-file) waiting, without blocking.

@@ -68,16 +68,18 @@ public actor PostgresPool {
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
         try await withConnection { connection in
-            try await connection.simpleQuery("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+            // BEGIN travels with the body's first statements, and a body may commit with its last ones
+            // (`pipeline([..., "COMMIT"])`): a transaction costs no round trip of its own.
+            connection.begin(isolation)
             let value: T
             do {
                 value = try await body(connection)
             } catch {
                 // A broken connection has no transaction left to roll back; the lease repairs it.
-                try? await connection.simpleQuery("ROLLBACK")
+                if connection.isInTransaction { try? await connection.rollback() }
                 throw error
             }
-            try await connection.simpleQuery("COMMIT")
+            if connection.isInTransaction { try await connection.commit() }
             return value
         }
     }

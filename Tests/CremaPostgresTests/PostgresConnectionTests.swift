@@ -147,8 +147,7 @@ import Testing
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let pid = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
-            _ = try await db.pool.withConnection { try await $0.query("SELECT pg_terminate_backend(\(pid))") }
-            try await Task.sleep(for: .milliseconds(100))
+            _ = try await db.pool.withConnection { try await $0.query("SELECT pg_terminate_backend(\(pid), 10000)") }
             let newPID = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
             #expect(newPID != pid)
             await pool.close()

@@ -1,5 +1,5 @@
-public import Crypto
-public import Foundation
+import Crypto
+import Foundation
 
 /// The keys Crema generates: `crema_<16 hex id>_<43 base64url characters>`. The id is public and finds the key's
 /// row; the rest is 256 random bits. Only a SHA-256 of the whole key is stored: a fast hash is enough for a

@@ -1,6 +1,6 @@
 public import CremaAPI
 import CremaAPNs
-public import CremaCore
+import CremaCore
 public import CremaStore
 public import Foundation
 

@@ -1,6 +1,6 @@
 public import CremaAPI
 import Crypto
-public import CremaStore
+import CremaStore
 import Foundation
 
 /// A tenant's customer token keys, checked and sealed for storage, and opened again for verification.

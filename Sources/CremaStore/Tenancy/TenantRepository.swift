@@ -1,4 +1,4 @@
-public import CremaCore
+import CremaCore
 public import CremaPostgres
 public import Foundation
 

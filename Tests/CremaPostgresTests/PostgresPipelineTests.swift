@@ -1,0 +1,125 @@
+import CremaPostgres
+import CremaTestSupport
+import Foundation
+import Testing
+
+/// The driver sends a caller's statements in one flight and resumes it once with every answer.
+@Suite(.timeLimit(.minutes(2))) struct PostgresPipelineTests {
+    @Test func statementsSentTogetherAnswerInOrderInOneRoundTrip() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            let before = connection.roundTrips
+            let answers = try await connection.pipeline([
+                "SELECT \(1)::int AS v", "SELECT generate_series(1, \(3)) AS v", "SELECT NULL::int AS v WHERE false",
+            ])
+            #expect(connection.roundTrips == before + 1)
+            #expect(try answers.map { try $0.map { try $0.decode("v", as: Int.self) } } == [[1], [1, 2, 3], []])
+            await connection.close()
+        }
+    }
+
+    @Test func aFailureInsideATransactionStopsTheRestAndLeavesNothing() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.withTransaction { connection in
+                    try await connection.pipeline(["INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(2))"])
+                }
+            }
+            #expect(error?.sqlState == PostgresError.SQLState.uniqueViolation)
+            #expect(try await db.scalar("SELECT count(*) FROM t", as: Int.self) == 0)
+        }
+    }
+
+    @Test func aTransactionThatCommitsWithItsLastStatementsCostsTwoRoundTrips() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let trips = try await pool.withTransaction { connection in
+                let start = connection.roundTrips
+                // BEGIN travels with the read; COMMIT with the write.
+                let count = try await connection.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self)
+                try await connection.pipeline(["INSERT INTO t VALUES (\(count + 1))", "COMMIT"])
+                #expect(!connection.isInTransaction)
+                return connection.roundTrips - start
+            }
+            #expect(trips == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM t", as: Int.self) == 1)
+            await pool.close()
+        }
+    }
+
+    @Test func aTransactionThatNeverRanAStatementSendsNothing() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let trips = try await pool.withTransaction { connection in connection.roundTrips }
+            let after = try await pool.withConnection { connection in connection.roundTrips }
+            #expect(after == trips)
+            await pool.close()
+        }
+    }
+
+    @Test func aStatementUsedAgainRunsPreparedOnItsConnection() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            for value in 1...3 { try await connection.query("SELECT \(value)::int + 1 AS v") }
+            let prepared = try await connection.query("SELECT statement FROM pg_prepared_statements WHERE statement = \("SELECT $1::int + 1 AS v")")
+            #expect(prepared.count == 1)
+            await connection.close()
+        }
+    }
+
+    @Test func aPreparedStatementStaleAfterASchemaChangeIsPreparedAfresh() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            try await connection.simpleQuery("CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
+            #expect(try await connection.query("SELECT * FROM t")[0].columnNames == ["a"])
+            try await connection.simpleQuery("ALTER TABLE t ADD COLUMN b int")
+            // The server refuses the old plan once ("cached plan must not change result type"); the name is dropped.
+            let stale = await #expect(throws: PostgresError.self) { try await connection.query("SELECT * FROM t") }
+            #expect(stale?.sqlState == "0A000")
+            #expect(try await connection.query("SELECT * FROM t")[0].columnNames == ["a", "b"])
+            await connection.close()
+        }
+    }
+
+    @Test func aValueLargerThanTheSocketBufferIsSentWhole() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            let big = String(repeating: "crema ", count: 1_000_000)
+            let length = try await connection.query("SELECT length(\(big)) AS n")[0].decode("n", as: Int.self)
+            #expect(length == big.count)
+            await connection.close()
+        }
+    }
+
+    @Test func concurrentConnectionsEachGetTheirOwnAnswers() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 8))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<16 {
+                    group.addTask {
+                        for round in 0..<50 {
+                            let value = worker * 1000 + round
+                            let answers = try await pool.withConnection { try await $0.pipeline(["SELECT \(value)::int AS v", "SELECT \(-value)::int AS v"]) }
+                            #expect(try answers[0][0].decode("v", as: Int.self) == value)
+                            #expect(try answers[1][0].decode("v", as: Int.self) == -value)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await pool.close()
+        }
+    }
+
+    @Test func aMultiStatementScriptStillRunsAfterPipelinedStatements() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            try await connection.query("SELECT 1")
+            try await connection.simpleQuery("CREATE TABLE t (v int); INSERT INTO t VALUES (1), (2)")
+            #expect(try await connection.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self) == 2)
+            await connection.close()
+        }
+    }
+}
