@@ -45,9 +45,12 @@ public struct OrderService: Sendable {
         // A store outside the scope is unknown before any key is claimed, as it is to every read.
         guard scope.includes(store: placement.storeID) else { throw .unknownStore(placement.storeID) }
         return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
-            if let replay = try await transaction.claim(request, store: placement.storeID) { return replay }
-            guard let store = try await transaction.reserveNumber(store: placement.storeID, customerRef: placement.customerRef, now: at)
-            else { throw StoreError.unknownStore(placement.storeID) }
+            let store: OrderTransaction.Placement
+            switch try await transaction.openPlacement(request, store: placement.storeID, customerRef: placement.customerRef, now: at) {
+            case .replay(let stored): return stored
+            case .opened(nil): throw StoreError.unknownStore(placement.storeID)
+            case .opened(let reserved?): store = reserved
+            }
             let order = try Self.decide { () throws(OrderError) in try OrderStateMachine.place(placement, id: id, number: store.number, at: at) }
             let plan = plan(order: order, previous: nil, event: .placed, inputs: store.inputs, at: at)
             let answer = try Self.answer(order, status: 201)
@@ -63,8 +66,12 @@ public struct OrderService: Sendable {
     ) async throws(StoreError) -> CommandResponse {
         let at = now()
         return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
-            guard let locked = try await transaction.lockOrder(id: orderID, now: at) else { throw StoreError.unknownOrder }
-            if let replay = try await transaction.claim(request, store: locked.order.storeID) { return replay }
+            let locked: OrderTransaction.LockedOrder
+            switch try await transaction.openOrder(id: orderID, request, now: at) {
+            case .replay(let stored): return stored
+            case .opened(nil): throw StoreError.unknownOrder
+            case .opened(let found?): locked = found
+            }
             let next = try Self.decide { () throws(OrderError) in
                 try OrderStateMachine.apply(event, to: locked.order, expectedVersion: expectedVersion, at: at)
             }

@@ -3,10 +3,10 @@ public import CremaCore
 import CremaPostgres
 public import Foundation
 
-/// The statements of one order command, all on one transaction: claim the Idempotency-Key, read and lock what
-/// the core decides on, then write the event, the order, its projection, the stored answer, the planned
-/// deliveries and the notification in one statement. Deciding is the caller's (`OrderService`); this type
-/// only reads and writes.
+/// The statements of one order command, all on one transaction and two round trips: `BEGIN`, claim the
+/// Idempotency-Key and read and lock what the core decides on; then write the event, the order, its projection,
+/// the stored answer, the planned deliveries and the notification in one statement, and `COMMIT`. Deciding is the
+/// caller's (`OrderService`) between the two; this type only reads and writes.
 public struct OrderTransaction: Sendable {
     /// The `pg_notify` channel that carries `{"tenant_id","store_id","order_id","version","state"}` after each change.
     public static let changeChannel = "crema_order_changes"
@@ -38,35 +38,18 @@ public struct OrderTransaction: Sendable {
         public var inputs: PlanningInputs
     }
 
-    /// Claims the key. Returns the stored answer when the same request was seen within the window; throws
-    /// `idempotencyMismatch` when the key was used for another request. A concurrent request with the same key
-    /// waits on the key's row until the first one commits.
-    public func claim(_ request: IdempotentRequest, store: String) async throws -> CommandResponse? {
-        let claimed = try await connection.query(
-            """
-            INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-            VALUES (\(scope.tenant), \(store), \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
-            ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
-                SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-                    response_status = 0, response_body = '', created_at = now()
-                WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
-            RETURNING 1
-            """)
-        if !claimed.isEmpty { return nil }
-        let rows = try await connection.query(
-            """
-            SELECT request_path = \(request.path) AND request_body = \(request.body) AS same,
-                   response_status, response_body
-            FROM idempotency_keys WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
-            """)
-        guard let row = rows.first, try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
-        return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
+    /// What opening a command found: the stored answer of a replayed request, or what the command decides on
+    /// (nil when its store or order is not within the scope).
+    public enum Opening<Value: Sendable>: Sendable {
+        case replay(CommandResponse)
+        case opened(Value?)
     }
 
-    /// Takes the store's next order number, and reads the customer's tokens with their decisions since
-    /// `now` minus the planning history window, in one round trip. Nil for a store outside the scope.
-    public func reserveNumber(store: String, customerRef: String?, now: Date) async throws -> Placement? {
-        let rows = try await connection.query(
+    /// Claims the key and takes the store's next order number with the planning inputs, in one round trip with the
+    /// transaction's `BEGIN`. A replay rolls back (the number is not spent) and answers what was stored.
+    public func openPlacement(_ request: IdempotentRequest, store: String, customerRef: String?, now: Date) async throws -> Opening<Placement> {
+        let answers = try await connection.pipeline([
+            claim(request, storeFrom: "(SELECT \(store)::text AS store_id)"),
             """
             WITH s AS (
                 UPDATE stores SET next_order_number = next_order_number + 1 WHERE \(scope.sql) AND store_id = \(store)
@@ -76,15 +59,18 @@ public struct OrderTransaction: Sendable {
             ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID)))
             SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(now: now))
             FROM s
-            """)
-        guard let row = rows.first else { return nil }
-        return Placement(number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone"))
+            """,
+        ])
+        if answers[0].isEmpty { return .replay(try await storedAnswer(request, store: store)) }
+        guard let row = answers[1].first else { return .opened(nil) }
+        return .opened(Placement(number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone")))
     }
 
-    /// The order, locked, with its store and targets and their decisions since `now` minus the planning history window, in one round
-    /// trip. Nil for an unknown order.
-    public func lockOrder(id: UUID, now: Date) async throws -> LockedOrder? {
-        let rows = try await connection.query(
+    /// Locks the order and claims the key in its store, reading the order with its store, targets and their decisions
+    /// since `now` minus the planning history window, in one round trip with the transaction's `BEGIN`. A replay rolls
+    /// back and answers what was stored.
+    public func openOrder(id: UUID, _ request: IdempotentRequest, now: Date) async throws -> Opening<LockedOrder> {
+        let answers = try await connection.pipeline([
             """
             WITH o AS (
                 SELECT tenant_id, \(unescaped: OrderRow.columns),
@@ -94,19 +80,54 @@ public struct OrderTransaction: Sendable {
             ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID)))
             SELECT o.*, \(DeliveryPlanning.selectColumns(now: now))
             FROM o
-            """)
-        guard let row = rows.first else { return nil }
-        return LockedOrder(order: try OrderRow.order(from: row), inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"))
+            """,
+            claim(request, storeFrom: "(SELECT store_id FROM orders WHERE \(scope.sql) AND order_id = \(id))"),
+        ])
+        guard let row = answers[0].first else { return .opened(nil) }
+        let order = try OrderRow.order(from: row)
+        if answers[1].isEmpty { return .replay(try await storedAnswer(request, store: order.storeID)) }
+        return .opened(LockedOrder(order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone")))
+    }
+
+    /// Claims the key in the store `source` names (a one-row subquery with a `store_id` column); no row comes back
+    /// when the key was seen within the window. A concurrent request with the same key waits on the key's row
+    /// until the first one commits.
+    private func claim(_ request: IdempotentRequest, storeFrom source: PostgresQuery) -> PostgresQuery {
+        """
+        INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+        SELECT \(scope.tenant), k.store_id, \(request.scope), \(request.key), \(request.path), \(request.body), 0, ''
+        FROM \(source) k
+        ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+            SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+                response_status = 0, response_body = '', created_at = now()
+            WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
+        RETURNING 1
+        """
+    }
+
+    /// The answer stored with a key seen before, read as the transaction rolls back (nothing of it was meant to
+    /// stay); throws `idempotencyMismatch` when the key was used for another request.
+    private func storedAnswer(_ request: IdempotentRequest, store: String) async throws -> CommandResponse {
+        let answers = try await connection.pipeline([
+            """
+            SELECT request_path = \(request.path) AND request_body = \(request.body) AS same,
+                   response_status, response_body
+            FROM idempotency_keys WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+            """,
+            "ROLLBACK",
+        ])
+        guard let row = answers[0].first, try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
+        return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
     }
 
     /// Writes a new order with its `placed` event, projection, stored answer, planned deliveries and
-    /// notification in one statement.
+    /// notification in one statement, and commits, in one round trip.
     public func insertPlaced(
         _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
     ) async throws {
         let projection = try StoredProjection.json(order, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
-        try await connection.query(
+        try await writeAndCommit(
             """
             WITH inserted AS (
                 INSERT INTO orders (tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
@@ -128,13 +149,13 @@ public struct OrderTransaction: Sendable {
     }
 
     /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
-    /// answer, planned deliveries and notification in one statement.
+    /// answer, planned deliveries and notification in one statement, and commits, in one round trip.
     public func appendEvent(
         _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
     ) async throws {
         let projection = try StoredProjection.json(next, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
-        try await connection.query(
+        try await writeAndCommit(
             """
             WITH event AS (
                 INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -150,6 +171,11 @@ public struct OrderTransaction: Sendable {
             ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at))
             \(notify(next))
             """)
+    }
+
+    /// The command's last round trip: its one write statement and `COMMIT` together.
+    private func writeAndCommit(_ statement: PostgresQuery) async throws {
+        try await connection.pipeline([statement, "COMMIT"])
     }
 
     private static func inputs(from row: PostgresRow, name: String, timezone: String) throws -> PlanningInputs {
