@@ -1,143 +1,283 @@
--- pgbench peer of bench/lifecycle.lua: the SQL that Crema's OrderStore runs for an order's lifecycle
--- (placed -> started -> ready -> picked_up), statement for statement, one pgbench "transaction" per event.
+-- pgbench peer of bench/lifecycle.lua: the SQL that Crema runs for an order's lifecycle (placed -> started ->
+-- ready -> picked_up), statement for statement, one pgbench "transaction" per event. Not pipelined: every
+-- statement is its own round trip (5 per event, where Crema makes 2). bench/ingest-pipelined.pgbench.sql has
+-- the same statements grouped into round trips as Crema groups them.
 --
--- Run with -M extended: Crema sends every statement with PQexecParams (unnamed statement, parse + bind +
--- execute each time, text parameters), which is what pgbench's extended mode does; :variables become
--- bind parameters. BEGIN and COMMIT are separate round trips, as in PostgresPool.withTransaction.
+-- Run with -M prepared: Crema prepares each statement once per connection (PQsendPrepare, parameter types left
+-- to the server) and then runs it by name with text parameters, which is what pgbench's prepared mode does;
+-- :variables become $n parameters, one per occurrence as in Crema. BEGIN and COMMIT are prepared statements in
+-- both.
+--
+-- What Crema runs per event (Sources/CremaStore/OrderTransaction.swift; the planning reads and the outbox
+-- writes are Sources/CremaStore/DeliveryPlanning.swift; the tenant filter Sources/CremaStore/TenantScope+SQL.swift):
+--   placed (openPlacement, insertPlaced):
+--     BEGIN ISOLATION LEVEL READ COMMITTED; the key claim (INSERT ... SELECT ... ON CONFLICT ... RETURNING 1);
+--     UPDATE stores ... RETURNING the next number, with the planning-read CTEs (the customer's targets and their
+--     last day of decisions) -- then the core decides -- the write (order, placed event, stored answer,
+--     outbox, superseded rows in one WITH statement); COMMIT.
+--   started / ready / picked_up (openOrder, appendEvent):
+--     BEGIN; SELECT the order FOR UPDATE with the planning-read CTEs; the key claim, its store read from the
+--     order in the same statement -- the core decides -- the write (event, order, stored answer, outbox,
+--     superseded); COMMIT.
+-- The bench registers no push tokens (bench/lifecycle.lua), so the planning reads find no target and the plan
+-- is one "no_targets" skip row per event: Crema still sends both outbox CTEs (DeliveryPlanning.writeCTEs
+-- always does), and so does this file, with that one row (:outbox_skip) and no superseded ids ('[]').
+-- bench/ingest.sh checks that its sample lifecycle wrote exactly those rows.
 --
 -- Each client walks one lifecycle at a time through the variable :stage (start it with -D stage=0; client
--- variables persist between pgbench transactions), so pgbench's tps is events/s and its per-transaction latency (--log) is the latency
--- of one event's database transaction -- the same unit as wrk's per-request latency.
+-- variables persist between pgbench transactions), so pgbench's tps is events/s and its per-transaction latency
+-- (--log) is the latency of one event's database transaction -- the same unit as wrk's per-request latency.
 --
--- Constant texts are given with -D by bench/ingest.sh (pgbench would read ":1" or ":15" inside a string
--- literal as a variable): items, placed_data, placed_request, resp_* (the stored answers) and proj_* (the
--- stored Live Activity projections) per state -- real texts captured from Crema, so rows have Crema's sizes.
+-- Texts are given with -D by bench/ingest.sh (pgbench would read ":1" or ":null" inside a string literal as a
+-- variable): eta (the order's ETA, one constant as in bench/lifecycle.lua), items, placed_data, placed_request,
+-- resp_* (the stored answers), proj_* (the stored Live Activity projections) and outbox_skip (the plan's skip
+-- row) -- real texts captured from Crema, so rows have Crema's sizes.
 --
--- Deviations from Crema, all small: the order id is md5(random)::uuid computed by the server (Crema makes
--- the UUID in Swift; pgbench has no string variables), occurred_at/placed_at use now() (Crema binds its
--- clock), role and event names are literals (Crema binds them), the notify payload is concatenated in SQL
--- (Crema binds a JSON text it encoded), and request bodies, answers and projections are constant texts of
--- Crema's size (Crema renders each one for its order).
+-- Deviations from Crema's statements (the same statements otherwise, clause for clause):
+--   * values Crema binds that are the same for every event of a kind are literals here: the tenant 'default'
+--     (the bench's API keys are the default tenant's), roles and key scopes, event types, states, versions,
+--     answer statuses, the 86400 s key window, the default app 'cafe.crema.example', the empty superseded list
+--     '[]', the constant request bodies and event data of later events, and 'Sam';
+--   * NULL binds are NULL literals (pgbench cannot bind NULL): the scope's store list (the bench's keys reach
+--     every store, so Crema binds NULL twice per tenant filter) and the pickup/delay/cancel columns;
+--   * Crema's clock (occurred_at, placed_at, updated_at, created_at, finished_at) is now(), and the history
+--     window's start is now() - interval '24 hours' (Crema binds its clock minus 24 h);
+--   * the order id is md5(:oid)::uuid and the store 's' || :st, computed by the server (pgbench cannot build a
+--     string), so the event path, pos_ref and customer_ref are concatenated in SQL where Crema binds text;
+--   * later events bind the store (:st), the ETA (:eta) and the barista ('Sam') that the earlier events wrote,
+--     where Crema binds what its locked SELECT returned: the same values; the SELECT runs unchanged, and its
+--     answer is read and discarded;
+--   * answers, projections, the placed request and the skip row's run_at are constants of Crema's size, where
+--     Crema renders each one for its order and its clock;
+--   * no pg_notify: it is being moved out of the transaction (the change-feed branch ends the write with
+--     SELECT 1 instead, as here);
+--   * Crema's replay path (a key seen before: its stored answer read, then ROLLBACK) never runs in the bench.
 --
--- Mirrors Sources/CremaStore/OrderStore.swift as of commit bf1e5db (with the stored projection); when that
--- SQL changes, change this file too.
+-- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd
+-- (checked against PostgreSQL's statement log of one lifecycle sent through a build with that commit's SQL),
+-- without the pg_notify; when that SQL changes, change this file and bench/ingest-pipelined.pgbench.sql too.
 
 \if :stage = 0
--- ---- placed: OrderStore.place ----
+-- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
 \set st random(1, 8)
 \set oid random(1, 9000000000000000000)
 \set key random(1, 9000000000000000000)
 BEGIN ISOLATION LEVEL READ COMMITTED;
-INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-VALUES ('s' || :st, 'pos', :key, 'POST /v1/orders', :placed_request, 0, '')
-ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+SELECT 'default', k.store_id, 'pos', :key, 'POST /v1/orders', :placed_request, 0, ''
+FROM (SELECT ('s' || :st)::text AS store_id) k
+ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = now()
     WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
 RETURNING 1;
-UPDATE stores SET next_order_number = next_order_number + 1 WHERE store_id = 's' || :st
-RETURNING next_order_number - 1 AS number, name, timezone \gset
+WITH s AS (
+    UPDATE stores SET next_order_number = next_order_number + 1 WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
+    RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+), o AS (
+    SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, ('c-' || :oid)::text AS customer_ref FROM s
+), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
+       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
+FROM push_targets p, o
+WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+UNION ALL
+SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
+       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id))
+FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
+SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+(SELECT coalesce(json_agg(h), '[]') FROM (
+    SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
+           d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+           extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
+    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
+    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+) h) AS history
+FROM s \gset
 WITH inserted AS (
-    INSERT INTO orders (store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
+    INSERT INTO orders (tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
                         state, version, eta, placed_at, updated_at, projection)
-    VALUES ('s' || :st, md5(:oid::text)::uuid, :number, 'T-' || :oid, 'c-' || :oid,
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, :number, ('T-' || :oid), ('c-' || :oid),
             'Ana', 'en', :items::jsonb,
-            'queued', 1, now() + interval '10 minutes', now(), now(), :proj_queued::jsonb)
-    RETURNING store_id, order_id
+            'queued', 1, :eta, now(), now(), :proj_queued::jsonb)
+    RETURNING tenant_id, store_id, order_id
 ), event AS (
-    INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    SELECT store_id, order_id, 1, 'placed', :placed_data::jsonb,
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    SELECT tenant_id, store_id, order_id, 1, 'placed', :placed_data::jsonb,
            'pos', :key, now()
     FROM inserted
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
-    WHERE store_id = 's' || :st AND scope = 'pos' AND idempotency_key = :key
+WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
+), outbox AS (
+    INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                 push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                 run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', x.target_kind, x.target_id, x.push_type,
+           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
+           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
+    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
+        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
+        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
+        apns_timestamp bigint, bundle_id text)
+), superseded AS (
+    UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
+      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
 )
-SELECT pg_notify('crema_order_changes',
-    '{"order_id":"' || md5(:oid::text)::uuid || '","state":"queued","store_id":"s' || :st || '","version":' || '1}');
+SELECT 1;
 COMMIT;
 \set stage 1
 
 \else
--- ---- started / ready / picked_up: OrderStore.apply ----
+-- ---- started / ready / picked_up: OrderTransaction.openOrder, then appendEvent ----
 \set key random(1, 9000000000000000000)
 BEGIN ISOLATION LEVEL READ COMMITTED;
-SELECT store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items, state, version, eta,
-       barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
-       (SELECT name FROM stores s WHERE s.store_id = orders.store_id) AS store_name,
-       (SELECT timezone FROM stores s WHERE s.store_id = orders.store_id) AS store_timezone
-FROM orders WHERE order_id = md5(:oid::text)::uuid FOR UPDATE \gset cur_
+WITH o AS (
+    SELECT tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items, state, version, eta,
+barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
+           (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
+           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+    FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
+), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
+       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
+FROM push_targets p, o
+WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+UNION ALL
+SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
+       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id))
+FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
+SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+(SELECT coalesce(json_agg(h), '[]') FROM (
+    SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
+           d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+           extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
+    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
+    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+) h) AS history
+FROM o;
 \if :stage = 1
-INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-VALUES (:cur_store_id, 'barista', :key, 'POST /v1/orders/' || :cur_order_id || '/events', '{"barista":"Sam","type":"started"}', 0, '')
-ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"barista":"Sam","type":"started"}', 0, ''
+FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = now()
     WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
 RETURNING 1;
+\elif :stage = 2
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"ready"}', 0, ''
+FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+    SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+        response_status = 0, response_body = '', created_at = now()
+    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+RETURNING 1;
+\else
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+SELECT 'default', k.store_id, 'pos', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"picked_up"}', 0, ''
+FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+    SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+        response_status = 0, response_body = '', created_at = now()
+    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+RETURNING 1;
+\endif
+\if :stage = 1
 WITH event AS (
-    INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    VALUES (:cur_store_id, :cur_order_id, 2, 'started', '{"barista": "Sam"}'::jsonb, 'barista', :key, now())
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started',
+            '{"barista":"Sam"}'::jsonb, 'barista', :key, now())
 ), updated AS (
-    UPDATE orders SET state = 'preparing', version = 2, eta = :cur_eta,
+    UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
            cancel_reason = NULL, updated_at = now(), projection = :proj_preparing::jsonb
-    WHERE store_id = :cur_store_id AND order_id = :cur_order_id
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_preparing
-    WHERE store_id = :cur_store_id AND scope = 'barista' AND idempotency_key = :key
+WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AND idempotency_key = :key
+), outbox AS (
+    INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                 push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                 run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started', x.target_kind, x.target_id, x.push_type,
+           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
+           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
+    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
+        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
+        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
+        apns_timestamp bigint, bundle_id text)
+), superseded AS (
+    UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
+      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
 )
-SELECT pg_notify('crema_order_changes',
-    '{"order_id":"' || :cur_order_id || '","state":"preparing","store_id":"' || :cur_store_id || '","version":' || '2}');
-COMMIT;
-\set stage 2
+SELECT 1;
 \elif :stage = 2
-INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-VALUES (:cur_store_id, 'barista', :key, 'POST /v1/orders/' || :cur_order_id || '/events', '{"type":"ready"}', 0, '')
-ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
-    SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
-RETURNING 1;
 WITH event AS (
-    INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    VALUES (:cur_store_id, :cur_order_id, 3, 'ready', '{"pickup_point": null}'::jsonb, 'barista', :key, now())
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready',
+            '{"pickup_point": null}'::jsonb, 'barista', :key, now())
 ), updated AS (
-    UPDATE orders SET state = 'ready', version = 3, eta = :cur_eta,
+    UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
            cancel_reason = NULL, updated_at = now(), projection = :proj_ready::jsonb
-    WHERE store_id = :cur_store_id AND order_id = :cur_order_id
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_ready
-    WHERE store_id = :cur_store_id AND scope = 'barista' AND idempotency_key = :key
+WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AND idempotency_key = :key
+), outbox AS (
+    INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                 push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                 run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready', x.target_kind, x.target_id, x.push_type,
+           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
+           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
+    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
+        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
+        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
+        apns_timestamp bigint, bundle_id text)
+), superseded AS (
+    UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
+      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
 )
-SELECT pg_notify('crema_order_changes',
-    '{"order_id":"' || :cur_order_id || '","state":"ready","store_id":"' || :cur_store_id || '","version":' || '3}');
-COMMIT;
-\set stage 3
+SELECT 1;
 \else
-INSERT INTO idempotency_keys (store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-VALUES (:cur_store_id, 'pos', :key, 'POST /v1/orders/' || :cur_order_id || '/events', '{"type":"picked_up"}', 0, '')
-ON CONFLICT (store_id, scope, idempotency_key) DO UPDATE
-    SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
-RETURNING 1;
 WITH event AS (
-    INSERT INTO order_events (store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    VALUES (:cur_store_id, :cur_order_id, 4, 'picked_up', '{}'::jsonb, 'pos', :key, now())
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up',
+            '{}'::jsonb, 'pos', :key, now())
 ), updated AS (
-    UPDATE orders SET state = 'picked_up', version = 4, eta = :cur_eta,
+    UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
            cancel_reason = NULL, updated_at = now(), projection = :proj_picked_up::jsonb
-    WHERE store_id = :cur_store_id AND order_id = :cur_order_id
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_picked_up
-    WHERE store_id = :cur_store_id AND scope = 'pos' AND idempotency_key = :key
+WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
+), outbox AS (
+    INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                 push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                 run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up', x.target_kind, x.target_id, x.push_type,
+           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
+           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
+    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
+        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
+        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
+        apns_timestamp bigint, bundle_id text)
+), superseded AS (
+    UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
+      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
 )
-SELECT pg_notify('crema_order_changes',
-    '{"order_id":"' || :cur_order_id || '","state":"picked_up","store_id":"' || :cur_store_id || '","version":' || '4}');
-COMMIT;
-\set stage 0
+SELECT 1;
 \endif
+COMMIT;
+\set stage (:stage + 1) % 4
 \endif
