@@ -62,7 +62,8 @@ public actor PostgresPool {
         }
     }
 
-    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` / `COMMIT`, rolling back when it throws.
+    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` / `COMMIT`, rolling back when it throws. `BEGIN` goes out with the
+    /// body's first statements; a body that ends with `pipeline([..., "COMMIT"])` has committed, and nothing more is sent.
     nonisolated public func withTransaction<T: Sendable>(
         isolation: PostgresIsolation = .readCommitted,
         _ body: (PostgresConnection) async throws -> sending T
