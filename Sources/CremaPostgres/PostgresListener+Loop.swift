@@ -11,60 +11,85 @@ extension PostgresListener {
         case lost(String)
     }
 
-    /// Connects, listens and waits, reconnecting until shutdown; then ends every stream.
+    /// Connects, listens and waits, reconnecting until shutdown; then ends every stream. The steps are the
+    /// state machine's; this performs them.
     func runLoop() {
-        var failedAttempts = 0
-        var hasListened = false
-        var outageStart: ContinuousClock.Instant?
-        while !isShuttingDown {
-            switch connectAndListen() {
-            case .failure(let detail):
-                failedAttempts += 1
-                if failedAttempts == 1, !hasListened {
-                    logger.warning(
-                        "cannot connect the LISTEN connection; retrying",
-                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail.description))"])
+        var machine = PostgresListenerStateMachine(reconnectDelay: reconnectDelay, maxReconnectDelay: Self.maxReconnectDelay)
+        var handle: OpaquePointer?
+        var action = machine.start()
+        while true {
+            // Shutdown is noticed between steps; a connection attempt or LISTEN under way ends first.
+            if action != .finish, isShuttingDown { action = machine.shutdownRequested() }
+            switch action {
+            case .connect:
+                switch connect() {
+                case .success(let connection):
+                    handle = connection
+                    action = machine.connected()
+                case .failure(let failure):
+                    action = machine.connectFailed(failure.description)
                 }
-                pause(for: backoff(after: failedAttempts))
-            case .success(let handle):
-                if let outageStart {
-                    logger.info(
-                        "listening again",
-                        metadata: [
-                            "postgres.channels": "\(channels)", "postgres.attempts": "\(failedAttempts + 1)",
-                            "postgres.outage_ms": "\((ContinuousClock.now - outageStart).milliseconds)",
-                        ])
+            case .listen:
+                guard let connection = handle else { preconditionFailure("LISTEN without a connection") }
+                if let failure = listen(on: connection) {
+                    PQfinish(connection)
+                    handle = nil
+                    action = machine.listenFailed(failure.description)
                 } else {
-                    logger.info("listening", metadata: ["postgres.channels": "\(channels)"])
+                    action = machine.listened(at: .now)
                 }
-                hasListened = true
-                failedAttempts = 0
-                outageStart = nil
+            case .deliverReconnected(let outage):
+                guard let connection = handle else { preconditionFailure("listening without a connection") }
+                logListening(after: outage)
                 // Notifications that arrived while LISTEN ran are already read: they follow `.reconnected`.
-                deliver([.reconnected] + Self.drainNotifications(handle))
-                let ending = wait(on: handle)
+                deliver([.reconnected] + Self.drainNotifications(connection))
+                let ending = wait(on: connection)
                 state.withLock { $0.isListening = false }
-                PQfinish(handle)
-                if case .lost(let detail) = ending {
-                    outageStart = .now
-                    logger.warning(
-                        "lost the LISTEN connection; reconnecting",
-                        metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail))"])
-                    pause(for: reconnectDelay)
+                PQfinish(connection)
+                handle = nil
+                switch ending {
+                case .shutdown: action = machine.shutdownRequested()
+                case .lost(let detail): action = machine.lost(detail, at: .now)
                 }
+            case .wait(let delay, let warning):
+                if let warning { log(warning) }
+                // ±10 % so that processes which lost the same server do not all return in step.
+                pause(for: delay * Double.random(in: 0.9...1.1))
+                action = machine.waited()
+            case .finish:
+                if let handle { PQfinish(handle) }
+                finish()
+                return
             }
         }
-        finish()
     }
 
     private var isShuttingDown: Bool { state.withLock { $0.isShuttingDown } }
 
-    /// `reconnectDelay` doubled per failed attempt, capped, with ±10 % jitter so that processes which lost
-    /// the same server do not all return in step.
-    private func backoff(after failedAttempts: Int) -> Duration {
-        let doubled = reconnectDelay * (1 << min(failedAttempts - 1, 16))
-        let capped = min(doubled, max(reconnectDelay, Self.maxReconnectDelay))
-        return capped * Double.random(in: 0.9...1.1)
+    private func logListening(after outage: PostgresListenerStateMachine.Outage?) {
+        guard let outage else {
+            logger.info("listening", metadata: ["postgres.channels": "\(channels)"])
+            return
+        }
+        logger.info(
+            "listening again",
+            metadata: [
+                "postgres.channels": "\(channels)", "postgres.attempts": "\(outage.attempts)",
+                "postgres.outage_ms": "\(outage.duration.milliseconds)",
+            ])
+    }
+
+    private func log(_ warning: PostgresListenerStateMachine.Warning) {
+        switch warning {
+        case .firstFailure(let detail):
+            logger.warning(
+                "cannot connect the LISTEN connection; retrying",
+                metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail))"])
+        case .lost(let detail):
+            logger.warning(
+                "lost the LISTEN connection; reconnecting",
+                metadata: ["postgres.channels": "\(channels)", "postgres.error": "\(Self.oneLine(detail))"])
+        }
     }
 
     /// Sleeps for `duration` unless shutdown wakes the thread first.
@@ -81,8 +106,8 @@ extension PostgresListener {
 
     // MARK: - libpq
 
-    /// Opens a connection and runs `LISTEN` for every channel, or says why it could not.
-    private func connectAndListen() -> Result<OpaquePointer, ListenFailure> {
+    /// Opens the connection, or says why it could not.
+    private func connect() -> Result<OpaquePointer, ListenFailure> {
         guard let handle = PostgresConnection.connectHandle(conninfo, applicationName: "crema-listener") else {
             return .failure(ListenFailure("out of memory"))
         }
@@ -102,12 +127,16 @@ extension PostgresListener {
                 let text = String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
                 listener.logger.debug("server notice on the LISTEN connection", metadata: ["postgres.notice": "\(text)"])
             }, Unmanaged.passUnretained(self).toOpaque())
+        return .success(handle)
+    }
+
+    /// Runs `LISTEN` for every channel on `handle`; nil when it is in place, or why it is not (the caller
+    /// closes the connection).
+    private func listen(on handle: OpaquePointer) -> ListenFailure? {
         var statements: [String] = []
         for channel in channels {
             guard let quoted = PQescapeIdentifier(handle, channel, channel.utf8.count) else {
-                let detail = PostgresConnection.message(handle)
-                PQfinish(handle)
-                return .failure(ListenFailure(detail))
+                return ListenFailure(PostgresConnection.message(handle))
             }
             statements.append("LISTEN \(String(cString: quoted))")
             PQfreemem(quoted)
@@ -119,10 +148,9 @@ extension PostgresListener {
         defer { PQclear(result) }
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
             let detail = result.flatMap { PQresultErrorMessage($0).map { String(cString: $0) } } ?? PostgresConnection.message(handle)
-            PQfinish(handle)
-            return .failure(ListenFailure(detail.trimmingCharacters(in: .whitespacesAndNewlines)))
+            return ListenFailure(detail.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        return .success(handle)
+        return nil
     }
 
     /// Waits for notifications on `handle` until the connection is lost or shutdown is asked for.

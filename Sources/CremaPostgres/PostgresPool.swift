@@ -26,23 +26,24 @@ public actor PostgresPool {
 
     public let configuration: Configuration
     private let logger: Logger
-    /// Free slots; a nil slot has no connection yet (or lost it) and connects when leased.
-    private var idle: [PostgresConnection?] = []
-    private var slotsCreated = 0
-    private var leased = 0
-    private var waiters: [(id: Int, continuation: CheckedContinuation<PostgresConnection?, any Error>)] = []
+    /// Slots, leases and waiters; the pool performs what it answers.
+    private var machine: Machine
+    /// The suspended callers the machine names as waiting, by id.
+    private var waiters: [Int: CheckedContinuation<Machine.Slot, any Error>] = [:]
     private var nextWaiterID = 0
-    private var isClosed = false
+
+    private typealias Machine = PostgresPoolStateMachine<PostgresConnection>
 
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "crema.postgres.pool")) {
         self.configuration = configuration
         self.logger = logger
+        self.machine = Machine(maxConnections: configuration.maxConnections)
     }
 
     public var usage: Usage {
         Usage(
-            open: idle.compactMap { $0 }.count + leased, leased: leased, waiting: waiters.count,
-            max: configuration.maxConnections)
+            open: machine.openConnections, leased: machine.leased, waiting: machine.waiters.count,
+            max: machine.maxConnections)
     }
 
     /// Leases a connection for the duration of `body`. A connection that broke is repaired on the next lease.
@@ -87,40 +88,49 @@ public actor PostgresPool {
 
     /// Closes idle connections and refuses further leases; leased connections close when returned.
     public func close() async {
-        isClosed = true
-        let connections = idle.compactMap { $0 }
-        idle.removeAll()
-        for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(.closed)) }
-        waiters.removeAll()
-        for connection in connections { await connection.close() }
+        let action = machine.close()
+        for id in action.failWaiters { waiter(id).resume(throwing: error(.closed)) }
+        for connection in action.closeConnections { await connection.close() }
     }
 
     // MARK: - Leasing
 
     private func lease() async throws -> PostgresConnection {
-        guard !isClosed else { throw PostgresError(.closed) }
-        let slot: PostgresConnection?
-        if let free = idle.popLast() {
+        nextWaiterID += 1
+        let id = nextWaiterID
+        let slot: Machine.Slot
+        switch machine.lease(waiterID: id) {
+        case .use(let free):
             slot = free
-        } else if slotsCreated < configuration.maxConnections {
-            slotsCreated += 1
-            slot = nil
-        } else {
-            slot = try await waitForSlot()
+        case .fail(let failure):
+            throw error(failure)
+        case .wait:
+            // No suspension point until the continuation is stored: a hand-over to `id` always finds it.
+            let timeout = configuration.acquireTimeout
+            let timer = Task { [weak self] in
+                try await Task.sleep(for: timeout)
+                await self?.timedOut(id)
+            }
+            defer { timer.cancel() }
+            slot = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    waiters[id] = continuation
+                }
+            } onCancel: {
+                Task { await self.cancelled(id) }
+            }
         }
-        leased += 1
         do {
             return try await ready(slot)
         } catch {
-            leased -= 1
-            handOver(slot)
+            perform(machine.leaseFailed(slot))
             throw error
         }
     }
 
     /// Turns a slot into a usable connection: connects an empty slot, repairs a broken one.
-    private func ready(_ slot: PostgresConnection?) async throws -> PostgresConnection {
-        guard let connection = slot else {
+    private func ready(_ slot: Machine.Slot) async throws -> PostgresConnection {
+        guard case .connection(let connection) = slot else {
             return try await PostgresConnection.connect(configuration.conninfo, logger: logger)
         }
         if await connection.isUsable() { return connection }
@@ -130,43 +140,46 @@ public actor PostgresPool {
     }
 
     private func release(_ connection: PostgresConnection) {
-        leased -= 1
-        if isClosed {
+        perform(machine.released(connection))
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ handover: Machine.Handover) {
+        switch handover {
+        case .park, .none:
+            break
+        case .resume(let id, let slot):
+            waiter(id).resume(returning: slot)
+        case .closeConnection(let connection):
             Task { await connection.close() }
-            return
-        }
-        handOver(connection)
-    }
-
-    /// Gives a slot to the oldest waiter, or puts it back on the idle stack.
-    private func handOver(_ slot: PostgresConnection?) {
-        if !waiters.isEmpty {
-            waiters.removeFirst().continuation.resume(returning: slot)
-        } else {
-            idle.append(slot)
         }
     }
 
-    private func waitForSlot() async throws -> PostgresConnection? {
-        nextWaiterID += 1
-        let id = nextWaiterID
-        let timeout = configuration.acquireTimeout
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            await self?.expire(id, with: PostgresError(.acquireTimeout, detail: "no connection free within \(timeout)"))
-        }
-        defer { timer.cancel() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                waiters.append((id, continuation))
-            }
-        } onCancel: {
-            Task { await self.expire(id, with: CancellationError()) }
-        }
+    private func timedOut(_ id: Int) {
+        perform(machine.timedOut(waiterID: id))
     }
 
-    private func expire(_ id: Int, with error: any Error) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(throwing: error)
+    private func cancelled(_ id: Int) {
+        perform(machine.cancelled(waiterID: id))
+    }
+
+    private func perform(_ action: Machine.WaiterAction) {
+        guard case .fail(let id, let failure) = action else { return }
+        waiter(id).resume(throwing: error(failure))
+    }
+
+    /// Takes the continuation of a waiter the machine named; it is stored before the pool can next run.
+    private func waiter(_ id: Int) -> CheckedContinuation<Machine.Slot, any Error> {
+        guard let continuation = waiters.removeValue(forKey: id) else { preconditionFailure("no continuation for waiter \(id)") }
+        return continuation
+    }
+
+    private func error(_ failure: Machine.Failure) -> any Error {
+        switch failure {
+        case .closed: PostgresError(.closed)
+        case .timedOut: PostgresError(.acquireTimeout, detail: "no connection free within \(configuration.acquireTimeout)")
+        case .cancelled: CancellationError()
+        }
     }
 }
