@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 public import Foundation
 
 /// `CREMA_MASTER_KEY`: seals secrets (APNs `.p8` keys) before they reach the database, so a copy of the database
