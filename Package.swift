@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "CremaAPNsProtocol", targets: ["CremaAPNsProtocol"]),
         .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
         .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
+        /// The libpq driver, a product so the driver benchmark (bench/driver) can race it against postgres-nio.
+        .library(name: "CremaPostgres", targets: ["CremaPostgres"]),
         // MARK: - barista product
         .executable(name: "barista", targets: ["barista"]),
     ],
