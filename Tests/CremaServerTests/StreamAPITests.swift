@@ -184,7 +184,8 @@ import Testing
     }
 }
 
-/// A live application with a stream hub on its own LISTEN connection, and an HTTP client for streams.
+/// A live application whose stream hub is woken by its change feed (with a LISTEN connection), and an HTTP client for
+/// streams.
 struct StreamHarness: Sendable {
     let api: APIClient
     let db: TestDatabase
