@@ -89,6 +89,7 @@ let package = Package(
             dependencies: [
                 "CremaCore", "CremaPostgres", "CremaActivityModels",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
@@ -228,7 +229,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CremaStoreTests",
-            dependencies: ["CremaStore", "CremaService", "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport"],
+            dependencies: [
+                "CremaStore", "CremaService", "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

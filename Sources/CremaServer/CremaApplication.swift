@@ -17,7 +17,7 @@ public enum CremaApplication {
         public var migrator: Migrator
         public var keys: APIKeys
         public var registry: PrometheusCollectorRegistry
-        /// The dashboard stream's listener; `build` runs it as a service.
+        /// Wakes the dashboard streams; `build` runs it as a service, after the database's change feed.
         public var streamHub: StreamHub
         /// How long a quiet stream waits before sending a `: keepalive` comment.
         public var streamHeartbeat: Duration = .seconds(15)
@@ -34,9 +34,9 @@ public enum CremaApplication {
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
-            streamHub: StreamHub = StreamHub(conninfo: nil, logger: Logger(label: "crema.stream"))
+            streamHub: StreamHub? = nil
         ) {
-            self.streamHub = streamHub
+            self.streamHub = streamHub ?? StreamHub(changes: service.database.changes, logger: Logger(label: "crema.stream"))
             self.pool = pool
             self.service = service
             self.migrator = migrator
@@ -75,9 +75,9 @@ public enum CremaApplication {
         return router
     }
 
-    /// The HTTP application plus the services that live as long as it does. `onListening` gets the bound
-    /// port once the server accepts connections (the real one when `port` is 0); `limits` bound what each
-    /// connection may take (read and idle timeouts, the connection cap).
+    /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream
+    /// hub, and `services`). `onListening` gets the bound port once the server accepts connections (the real one when
+    /// `port` is 0); `limits` bound what each connection may take (read and idle timeouts, the connection cap).
     public static func build(
         _ dependencies: Dependencies, host: String, port: Int, logger: Logger, limits: ConnectionLimits = .init(),
         services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
@@ -85,13 +85,17 @@ public enum CremaApplication {
         let httpRouter = router(dependencies)
         let routes = RouteTable()
         routes.record(httpRouter.routes)
+        // Graceful shutdown stops services in reverse order: the pool closer, listed first, outlives the rest, and the
+        // change feed outlives its subscribers (the stream hub, a dispatcher in `services`) to announce the last changes.
+        var background: [any Service] = [
+            PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger),
+        ]
+        if let changes = dependencies.service.database.changes { background.append(changes) }
         return Application(
             router: httpRouter,
             server: GuardedHTTP1Channel.server(limits: limits, registry: dependencies.registry, routes: routes),
             configuration: .init(address: .hostname(host, port: port), serverName: "crema", backlog: limits.backlog),
-            // The pool closer goes last: graceful shutdown stops services in reverse order, so it outlives the rest.
-            services: [PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger), dependencies.streamHub]
-                + services,
+            services: background + [dependencies.streamHub] + services,
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
             logger: logger)
     }

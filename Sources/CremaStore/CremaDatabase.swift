@@ -17,9 +17,12 @@ public struct CremaDatabase: Sendable {
     public let apnsKeys: APNsKeyRepository
     public let apiKeys: APIKeyRepository
     public let customerTokenSettings: CustomerTokenSettingsRepository
+    /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
+    public let changes: ChangeFeed?
 
-    public init(pool: PostgresPool) {
+    public init(pool: PostgresPool, changes: ChangeFeed? = nil) {
         self.pool = pool
+        self.changes = changes
         stores = StoreRepository(pool: pool)
         orders = OrderRepository(pool: pool)
         tokens = TokenRepository(pool: pool)
@@ -34,14 +37,18 @@ public struct CremaDatabase: Sendable {
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it
-    /// throws. `defaultBundleID` is the app of the default tenant's tokens registered without one.
+    /// throws. `defaultBundleID` is the app of the default tenant's tokens registered without one. Once committed,
+    /// the stores it changed go to `changes`.
     public func command<T: Sendable>(
         in scope: TenantScope, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
     ) async throws(StoreError) -> T {
-        try await StoreError.translating {
+        let changed = PendingChanges()
+        let value = try await StoreError.translating {
             try await pool.withTransaction { connection in
-                try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID))
+                try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
             }
         }
+        changes?.committed(changed.all)
+        return value
     }
 }

@@ -5,17 +5,17 @@ public import Foundation
 
 /// The statements of one order command, all on one transaction and two round trips: `BEGIN`, claim the
 /// Idempotency-Key and read and lock what the core decides on; then write the event, the order, its projection,
-/// the stored answer, the planned deliveries and the notification in one statement, and `COMMIT`. Deciding is the
-/// caller's (`OrderService`) between the two; this type only reads and writes.
+/// the stored answer and the planned deliveries in one statement, and `COMMIT`. Deciding is the caller's
+/// (`OrderService`) between the two; this type only reads and writes. Which stores it changed is told to the
+/// `ChangeFeed` after the commit, never from inside the transaction.
 public struct OrderTransaction: Sendable {
-    /// The `pg_notify` channel that carries `{"tenant_id","store_id","order_id","version","state"}` after each change.
-    public static let changeChannel = "crema_order_changes"
-
     let connection: PostgresConnection
     /// Whose order this is: every statement is filtered by it, so another tenant's (or store's) order is not found.
     let scope: TenantScope
     /// The app of a token registered without one, in the default tenant only (`CREMA_APNS_TOPIC`).
     let defaultBundleID: String?
+    /// The stores written to, published by `CremaDatabase.command` once the transaction committed.
+    let changed: PendingChanges
 
     /// What the core plans a change with, read with the order: the store's name and time zone, and the
     /// customer's tokens with their decisions of the last `DeliveryPlanning.historyWindow`.
@@ -120,8 +120,8 @@ public struct OrderTransaction: Sendable {
         return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
     }
 
-    /// Writes a new order with its `placed` event, projection, stored answer, planned deliveries and
-    /// notification in one statement, and commits, in one round trip.
+    /// Writes a new order with its `placed` event, projection, stored answer and planned deliveries in one
+    /// statement, and commits, in one round trip.
     public func insertPlaced(
         _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
@@ -144,12 +144,13 @@ public struct OrderTransaction: Sendable {
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at))
-            \(notify(order))
+            SELECT 1
             """)
+        changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
     /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
-    /// answer, planned deliveries and notification in one statement, and commits, in one round trip.
+    /// answer and planned deliveries in one statement, and commits, in one round trip.
     public func appendEvent(
         _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, at: Date
@@ -169,8 +170,9 @@ public struct OrderTransaction: Sendable {
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at))
-            \(notify(next))
+            SELECT 1
             """)
+        changed.insert(tenant: scope.tenant, store: next.storeID)
     }
 
     /// The command's last round trip: its one write statement and `COMMIT` together.
@@ -189,14 +191,5 @@ public struct OrderTransaction: Sendable {
         UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
         WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
         """
-    }
-
-    private func notify(_ order: Order) -> PostgresQuery {
-        let payload: JSONValue = [
-            "tenant_id": .string(scope.tenant), "store_id": .string(order.storeID), "order_id": .string(order.id.uuidString.lowercased()),
-            "version": .number(Double(order.version)), "state": .string(order.state.rawValue),
-        ]
-        let text = (try? PostgresJSON(encoding: payload).text) ?? "{}"
-        return "SELECT pg_notify(\(Self.changeChannel), \(text))"
     }
 }

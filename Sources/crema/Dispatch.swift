@@ -42,11 +42,13 @@ extension Crema {
             settings.batchSize = batchSize
             settings.workers = workers
             settings.lease = .seconds(leaseSeconds)
+            let changes = ChangeFeed(pool: pool, conninfo: database.conninfo, logger: logger)
             let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, conninfo: database.conninfo,
+                store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, changes: changes,
                 configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
-                configuration: .init(services: [.init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                configuration: .init(
+                    services: [.init(service: changes), .init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             say("Crema dispatcher running (Ctrl-C to stop)")
             do {
                 try await group.run()

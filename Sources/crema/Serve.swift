@@ -51,7 +51,9 @@ extension Crema {
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-            let service = OrderService(database: CremaDatabase(pool: pool), defaultBundleID: configuration.apns.bundleID)
+            // The process's one LISTEN connection; the stream hub and the dispatcher are woken through it.
+            let changes = ChangeFeed(pool: pool, conninfo: conninfo, logger: logger)
+            let service = OrderService(database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID)
 
             var keys = configuration.apiKeys
             if let cluster {
@@ -78,7 +80,7 @@ extension Crema {
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
-                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(conninfo: conninfo, logger: logger))
+                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, logger: logger))
             dependencies.customerTokens = customerTokens
             dependencies.admin = AdminService(database: service.database, masterKey: configuration.masterKey, configuredBundleID: service.defaultBundleID)
             let keyring = apns.keyring(
@@ -87,7 +89,7 @@ extension Crema {
                 do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
             }
             let dispatcher = Dispatcher(
-                store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, conninfo: conninfo,
+                store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, changes: changes,
                 registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,

@@ -29,8 +29,8 @@ struct APIHarness {
         return keys
     }
 
-    static func dependencies(pool: PostgresPool) throws -> CremaApplication.Dependencies {
-        let service = OrderService(database: CremaDatabase(pool: pool))
+    static func dependencies(pool: PostgresPool, changes: ChangeFeed? = nil) throws -> CremaApplication.Dependencies {
+        let service = OrderService(database: CremaDatabase(pool: pool, changes: changes))
         var dependencies = CremaApplication.Dependencies(
             pool: pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
         dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey), configuredBundleID: service.defaultBundleID)

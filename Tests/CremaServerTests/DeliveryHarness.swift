@@ -13,8 +13,9 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 
-/// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by real
-/// NOTIFY), the real APNs client, and the project's APNs simulator over HTTP/2 + TLS on 127.0.0.1.
+/// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by the API's
+/// change feed in process, further dispatchers by its real NOTIFY), the real APNs client, and the project's APNs
+/// simulator over HTTP/2 + TLS on 127.0.0.1.
 struct DeliveryHarness: Sendable {
     static let bundleID = "cafe.crema.test"
     let api: APIClient
@@ -54,23 +55,27 @@ struct DeliveryHarness: Sendable {
         do {
             try await TestDatabase.with(label) { db in
                 let registry = PrometheusCollectorRegistry()
-                let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: bundleID)
+                let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger)
+                let service = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), defaultBundleID: bundleID)
                 var dependencies = CremaApplication.Dependencies(
                     pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys,
                     registry: registry)
                 dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
                 let masterKey = try MasterKey(base64: APIHarness.masterKey)
                 dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: bundleID)
-                // Several dispatchers model several processes: each has its own keyring, listener and claims.
+                // Several dispatchers model several processes: each has its own keyring, change feed and claims. The first
+                // shares the API's process (and its feed, which `build` runs); the others hear the API's NOTIFY.
                 let keyrings = (0..<dispatchers).map { _ in
                     SigningKeyring(repository: service.database.apnsKeys, masterKey: masterKey, configured: [bundleID: key], logger: logger)
                 }
+                let feeds = keyrings.indices.map { $0 == 0 ? changes : ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger) }
                 dependencies.apnsKeysChanged = { for keyring in keyrings { try? await keyring.reload() } }
-                let running = keyrings.map { keyring in
+                var running = feeds.dropFirst().map { feed in Task { try await feed.run() } }
+                for (keyring, feed) in zip(keyrings, feeds) {
                     let dispatcher = Dispatcher(
                         store: service.database.deliveries, client: client, keyring: keyring, apnsKeys: service.database.apnsKeys,
-                        conninfo: db.conninfo, configuration: settings, registry: registry, logger: logger)
-                    return Task { try await dispatcher.run() }
+                        changes: feed, configuration: settings, registry: registry, logger: logger)
+                    running.append(Task { try await dispatcher.run() })
                 }
                 defer { for task in running { task.cancel() } }
                 let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)

@@ -142,10 +142,11 @@ import Testing
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let stream = try await h.open(as: .dashboard)
-            // A second application with its own pool and hub on the same database: another `crema` process.
+            // A second application with its own pool and change feed on the same database: another `crema` process.
             let pool = PostgresPool(.init(conninfo: h.db.conninfo, maxConnections: 2))
             let other = CremaApplication.build(
-                try APIHarness.dependencies(pool: pool), host: "127.0.0.1", port: 0, logger: Logger(label: "other"))
+                try APIHarness.dependencies(pool: pool, changes: ChangeFeed(pool: pool, conninfo: nil, logger: Logger(label: "other"))),
+                host: "127.0.0.1", port: 0, logger: Logger(label: "other"))
             let id = try await other.test(.router) { client in try await APIClient(client: client).placeOrder() }
             _ = try await stream.waitFor { $0.order(id) != nil }
             stream.close()
@@ -184,7 +185,8 @@ import Testing
     }
 }
 
-/// A live application with a stream hub on its own LISTEN connection, and an HTTP client for streams.
+/// A live application whose stream hub is woken by its change feed (with a LISTEN connection), and an HTTP client for
+/// streams.
 struct StreamHarness: Sendable {
     let api: APIClient
     let db: TestDatabase
@@ -195,9 +197,10 @@ struct StreamHarness: Sendable {
         _ label: String = #function, heartbeat: Duration = .seconds(15), _ body: @escaping @Sendable (StreamHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(label) { db in
-            var dependencies = try APIHarness.dependencies(pool: db.pool)
+            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "test"))
+            var dependencies = try APIHarness.dependencies(pool: db.pool, changes: changes)
             dependencies.streamHeartbeat = heartbeat
-            dependencies.streamHub = StreamHub(conninfo: db.conninfo, sweepInterval: .seconds(2), logger: Logger(label: "test"))
+            dependencies.streamHub = StreamHub(changes: changes, sweepInterval: .seconds(2), logger: Logger(label: "test"))
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {

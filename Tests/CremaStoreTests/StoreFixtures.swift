@@ -20,8 +20,8 @@ enum StoreFixtures {
         IdempotentRequest(scope: scope, key: key, path: path, body: body)
     }
 
-    static func store(in db: TestDatabase, id: String = "market-st") async throws -> OrderService {
-        let store = OrderService(database: CremaDatabase(pool: db.pool))
+    static func store(in db: TestDatabase, id: String = "market-st", changes: ChangeFeed? = nil) async throws -> OrderService {
+        let store = OrderService(database: CremaDatabase(pool: db.pool, changes: changes))
         _ = try await store.database.stores.put(id: id, name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
         return store
     }

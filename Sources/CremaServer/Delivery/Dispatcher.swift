@@ -1,17 +1,16 @@
 import CremaAPNsProtocol
 public import CremaAPNs
 import CremaCore
-import CremaPostgres
 public import CremaStore
 import Foundation
 public import Logging
 public import Prometheus
 public import ServiceLifecycle
 
-/// Sends the outbox to APNs (docs/design.md §6): wakes on NOTIFY (1 s poll fallback), claims due rows under a lease
-/// with SKIP LOCKED, sends each batch concurrently over one HTTP/2 connection, records outcomes in one
-/// statement per batch, rescues expired leases and prunes finished rows. At least once: a crash between
-/// sending and recording sends those rows again after their lease.
+/// Sends the outbox to APNs (docs/design.md §6): wakes on order changes (`ChangeFeed`; 1 s poll fallback), claims
+/// due rows under a lease with SKIP LOCKED, sends each batch concurrently over one HTTP/2 connection, records
+/// outcomes in one statement per batch, rescues expired leases and prunes finished rows. At least once: a crash
+/// between sending and recording sends those rows again after their lease.
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient
@@ -19,8 +18,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
     let keyring: SigningKeyring
     /// Where a key APNs refused is marked, so every instance stops using it.
     let apnsKeys: APNsKeyRepository?
-    /// Where wake-ups come from; nil polls only.
-    let conninfo: String?
+    /// Where wake-ups come from (this process's commits and other processes' announcements); nil polls only.
+    let changes: ChangeFeed?
     let configuration: DispatcherConfiguration
     let logger: Logger
     let metrics: DispatcherMetrics
@@ -28,14 +27,14 @@ public struct Dispatcher: Service, CustomStringConvertible {
     public var description: String { "Dispatcher" }
 
     public init(
-        store: DeliveryRepository, client: APNsClient, keyring: SigningKeyring, apnsKeys: APNsKeyRepository?, conninfo: String?,
+        store: DeliveryRepository, client: APNsClient, keyring: SigningKeyring, apnsKeys: APNsKeyRepository?, changes: ChangeFeed?,
         configuration: DispatcherConfiguration = .init(), registry: PrometheusCollectorRegistry, logger: Logger
     ) {
         self.store = store
         self.client = client
         self.keyring = keyring
         self.apnsKeys = apnsKeys
-        self.conninfo = conninfo
+        self.changes = changes
         self.configuration = configuration
         self.logger = logger
         self.metrics = DispatcherMetrics(registry: registry)
@@ -43,7 +42,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
 
     public func run() async throws {
         let doorbell = Doorbell()
-        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderTransaction.changeChannel], logger: logger) }
+        let changes = self.changes?.subscribe()
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
         do {
@@ -53,9 +52,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
         }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if let listener {
+                if let changes {
                     group.addTask {
-                        for await _ in listener.events() { await doorbell.ring() }
+                        for await _ in changes { await doorbell.ring() }
                     }
                 }
                 for worker in 0..<configuration.workers {
@@ -66,7 +65,6 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 group.cancelAll()
             }
         }
-        await listener?.shutdown()
         logger.info("dispatcher stopped")
     }
 

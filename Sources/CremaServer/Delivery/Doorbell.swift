@@ -1,4 +1,4 @@
-/// Wakes idle dispatcher workers: rung on every NOTIFY, waited on with a timeout (the poll fallback). A ring
+/// Wakes idle dispatcher workers: rung on every order change, waited on with a timeout (the poll fallback). A ring
 /// with nobody waiting is remembered once, so a notification that arrives mid-batch is never lost.
 actor Doorbell {
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]

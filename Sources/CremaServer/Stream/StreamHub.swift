@@ -1,14 +1,13 @@
-import CremaPostgres
-import CremaStore
-import Foundation
+public import CremaStore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
 
-/// The dashboard stream's one database listener per process, fanned out to every open stream.
+/// The process's order changes (`ChangeFeed`: its own commits, and other processes' announcements), fanned out
+/// to every open dashboard stream of the store that changed.
 ///
 /// Subscribers do not receive rows from the hub, only wake-ups: each one then reads "changes in my store after
-/// my cursor" itself (`StreamRepository.streamChanges`). So a notification, a listener reconnect (`.reconnected`), a
+/// my cursor" itself (`StreamRepository.streamChanges`). So a change, a listener reconnect (`.everything`), a
 /// `Last-Event-ID` resume and a change made by another `crema` process are all handled the same way, and a gap
 /// can only delay an event, never lose it. Wake-ups coalesce: each subscriber holds at most one pending wake-up,
 /// so a slow client buffers nothing here and catches up from its cursor when it can write again.
@@ -24,18 +23,18 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         var closed = false
     }
 
-    let conninfo: String?
+    let changes: ChangeFeed?
     let logger: Logger
-    /// Every subscriber re-reads this often even without notifications: the safety net for a notification
-    /// that arrived while an older transaction was still running (its events become readable only later).
+    /// Every subscriber re-reads this often even without changes: the safety net for a change published while an
+    /// older transaction was still running (its events become readable only later).
     let sweepInterval: Duration
     private let state = Mutex(State())
 
     public var description: String { "StreamHub" }
 
-    /// `conninfo` nil: no LISTEN connection, subscribers see changes at the next sweep.
-    public init(conninfo: String?, sweepInterval: Duration = .seconds(1), logger: Logger) {
-        self.conninfo = conninfo
+    /// `changes` nil: subscribers see changes at the next sweep.
+    public init(changes: ChangeFeed?, sweepInterval: Duration = .seconds(1), logger: Logger) {
+        self.changes = changes
         self.sweepInterval = sweepInterval
         self.logger = logger
     }
@@ -60,25 +59,25 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         state.withLock { $0.subscribers.removeValue(forKey: id) }?.continuation.finish()
     }
 
-    /// Wakes the subscribers of `store`, or all of them when `store` is nil.
-    func wake(store: StoreKey?) {
+    /// Wakes the subscribers of `stores`, or all of them when `stores` is nil.
+    func wake(_ stores: Set<StoreKey>?) {
         state.withLock { state in
-            for subscriber in state.subscribers.values where store == nil || subscriber.store == store {
+            for subscriber in state.subscribers.values where stores?.contains(subscriber.store) ?? true {
                 subscriber.continuation.yield()
             }
         }
     }
 
     public func run() async throws {
-        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [OrderTransaction.changeChannel], logger: logger) }
+        let changes = self.changes?.subscribe()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if let listener {
+                if let changes {
                     group.addTask {
-                        for await event in listener.events() {
-                            switch event {
-                            case .notification(_, let payload, _): self.wake(store: Self.store(inNotification: payload))
-                            case .reconnected: self.wake(store: nil)
+                        for await change in changes {
+                            switch change {
+                            case .stores(let stores): self.wake(stores)
+                            case .everything: self.wake(nil)
                             }
                         }
                     }
@@ -86,15 +85,13 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: self.sweepInterval)
-                        self.wake(store: nil)
+                        self.wake(nil)
                     }
                 }
                 await group.next()
-                await listener?.shutdown()
                 group.cancelAll()
             }
         }
-        await listener?.shutdown()
         // Open streams end so the HTTP server can drain.
         let finishing = state.withLock { state in
             state.closed = true
@@ -102,19 +99,5 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
             return Array(state.subscribers.values)
         }
         for subscriber in finishing { subscriber.continuation.finish() }
-    }
-
-    /// `tenant_id` and `store_id` from the change notification's JSON; nil (wake everyone) if they cannot be read.
-    static func store(inNotification payload: String) -> StoreKey? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
-            let tenant = object["tenant_id"] as? String, let store = object["store_id"] as? String
-        else { return nil }
-        return StoreKey(tenant: tenant, store: store)
-    }
-
-    /// A store is named by its tenant and its id: store ids are unique within a tenant only.
-    struct StoreKey: Hashable, Sendable {
-        var tenant: String
-        var store: String
     }
 }

@@ -1,0 +1,219 @@
+public import CremaPostgres
+import Foundation
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// A store whose orders changed. Store ids are unique within a tenant only, so a store is named by both.
+public struct StoreKey: Hashable, Sendable {
+    public var tenant: String
+    public var store: String
+
+    public init(tenant: String, store: String) {
+        self.tenant = tenant
+        self.store = store
+    }
+}
+
+/// Which stores' orders changed: this process's order commands, and the other `crema` processes' on the same
+/// database. The dashboard stream and the dispatcher subscribe to it; it is a wake-up, never the data: each
+/// subscriber reads what changed itself, and its own poll or sweep covers anything missed.
+///
+/// - **This process.** `CremaDatabase.command` publishes the stores a command changed once its transaction has
+///   committed (never after a rollback), straight to every ``subscribe()`` stream.
+/// - **Other processes.** The same stores are announced with `pg_notify` on ``channel``, outside the event's
+///   transaction: a NOTIFY in a transaction takes a cluster-wide lock held through its commit, which serialized
+///   every event commit (docs/benchmarks.md). Announcements are coalesced: the first change after a quiet
+///   `window` goes out at once, then at most one NOTIFY per `window`, naming every store changed since the
+///   previous one (or none, meaning every store, when the list would not fit a payload). A NOTIFY that fails is
+///   dropped (logged at debug): the others poll.
+/// - **From other processes.** ``run()`` holds the process's one LISTEN connection (when `conninfo` is set) and
+///   publishes what other processes announce, skipping its own (by a random id per feed in the payload), and
+///   `.everything` when the listener (re)connects, since notifications sent meanwhile are lost.
+///
+/// Run it (once) as a service, before its subscribers; without `run()` it still publishes in process.
+public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
+    /// What a subscriber is woken with.
+    public enum Change: Sendable, Hashable {
+        /// Orders of these stores changed.
+        case stores(Set<StoreKey>)
+        /// Any order may have changed: the listener (re)connected, another process's announcement named no stores,
+        /// or this subscriber fell behind.
+        case everything
+    }
+
+    /// The channel of the announcements: `{"from": "<feed id>", "stores": [["<tenant>", "<store>"], …]}`, where
+    /// no `stores` means every store.
+    public static let channel = "crema_order_changes"
+    /// The longest payload sent with its stores. PostgreSQL refuses 8000 bytes and more; longer lists go as
+    /// "every store".
+    static let payloadLimit = 7_000
+    /// Past this many stores not yet announced, the next announcement is "every store".
+    static let unsentLimit = 1_000
+    /// Changes one subscriber may have unread; past it, its oldest are dropped and an `.everything` follows.
+    static let subscriberBuffer = 256
+
+    let pool: PostgresPool
+    let conninfo: String?
+    let window: Duration
+    let sleep: @Sendable (Duration) async throws -> Void
+    let logger: Logger
+    /// Marks this feed's announcements, so its own listener skips them (they were published here at commit).
+    let instance = UUID().uuidString.lowercased()
+    private let state = Mutex(State())
+    /// Rung whenever something is left to announce; `run()` waits on it.
+    private let unsentSignal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    struct State {
+        var subscribers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var next = 0
+        /// What this process changed since its last announcement.
+        var unsent: Change?
+    }
+
+    public var description: String { "ChangeFeed" }
+
+    /// - Parameters:
+    ///   - pool: Sends the announcements (one short query per window at most).
+    ///   - conninfo: The LISTEN connection's; nil listens to nobody, and other processes' changes are seen at the
+    ///     subscribers' next poll or sweep.
+    ///   - window: The least time between two announcements.
+    ///   - sleep: Waits out the window; tests pass their own, to decide when a window ends.
+    public init(
+        pool: PostgresPool, conninfo: String?, window: Duration = .milliseconds(5), logger: Logger,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.pool = pool
+        self.conninfo = conninfo
+        self.window = window
+        self.sleep = sleep
+        self.logger = logger
+    }
+
+    /// Every change from now on, until the iterating task is cancelled.
+    public func subscribe() -> AsyncStream<Change> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(Self.subscriberBuffer))
+        let id = state.withLock { state in
+            state.next += 1
+            state.subscribers[state.next] = continuation
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Called once a command's transaction committed: wakes this process's subscribers, and queues the stores for
+    /// the next announcement.
+    func committed(_ stores: Set<StoreKey>) {
+        guard !stores.isEmpty else { return }
+        publish(.stores(stores))
+        state.withLock { state in
+            state.unsent = state.unsent.map { $0.adding(stores) } ?? .stores(stores)
+            if case .stores(let unsent) = state.unsent, unsent.count > Self.unsentLimit { state.unsent = .everything }
+        }
+        unsentSignal.continuation.yield()
+    }
+
+    public func run() async throws {
+        let listener = conninfo.map { PostgresListener(conninfo: $0, channels: [Self.channel], logger: logger) }
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                if let listener {
+                    group.addTask {
+                        for await event in listener.events() { self.received(event) }
+                    }
+                }
+                group.addTask {
+                    for await _ in self.unsentSignal.stream {
+                        await self.announce()
+                        do { try await self.sleep(self.window) } catch { return }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        await listener?.shutdown()
+        // What changed in the last window still goes out (at shutdown the HTTP server has stopped: nothing commits).
+        await announce()
+    }
+
+    private func publish(_ change: Change) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers {
+            if case .dropped = subscriber.yield(change) { subscriber.yield(.everything) }
+        }
+    }
+
+    private func received(_ event: PostgresListenerEvent) {
+        switch event {
+        case .reconnected: publish(.everything)
+        case .notification(_, let payload, _): if let change = Self.change(announcedIn: payload, skipping: instance) { publish(change) }
+        }
+    }
+
+    /// Sends one NOTIFY with what is left to announce, if anything.
+    private func announce() async {
+        guard let change = state.withLock({ state in defer { state.unsent = nil }; return state.unsent }) else { return }
+        let payload = Self.payload(announcing: change, from: instance)
+        do {
+            try await pool.withConnection { connection in _ = try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))") }
+        } catch {
+            logger.debug("could not announce order changes; other processes see them when they poll", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Payload
+
+    struct Announcement: Codable {
+        var from: String
+        /// `[tenant, store]` pairs; nil for every store.
+        var stores: [[String]]?
+    }
+
+    static func payload(announcing change: Change, from instance: String) -> String {
+        let encoder = JSONEncoder()
+        if case .stores(let stores) = change,
+            let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] })),
+            data.count <= payloadLimit
+        {
+            return String(decoding: data, as: UTF8.self)
+        }
+        let data = (try? encoder.encode(Announcement(from: instance, stores: nil))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The change a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an
+    /// older `crema`'s, say) wakes everything.
+    static func change(announcedIn payload: String, skipping instance: String) -> Change? {
+        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)) else { return .everything }
+        if announcement.from == instance { return nil }
+        guard let pairs = announcement.stores else { return .everything }
+        var stores = Set<StoreKey>()
+        for pair in pairs {
+            guard pair.count == 2 else { return .everything }
+            stores.insert(StoreKey(tenant: pair[0], store: pair[1]))
+        }
+        return .stores(stores)
+    }
+}
+
+extension ChangeFeed.Change {
+    func adding(_ more: Set<StoreKey>) -> Self {
+        guard case .stores(let stores) = self else { return .everything }
+        return .stores(stores.union(more))
+    }
+}
+
+/// The stores one order command changed, published to the feed when (and only if) its transaction commits.
+final class PendingChanges: Sendable {
+    private let stores = Mutex<Set<StoreKey>>([])
+
+    func insert(tenant: String, store: String) {
+        _ = stores.withLock { $0.insert(StoreKey(tenant: tenant, store: store)) }
+    }
+
+    var all: Set<StoreKey> { stores.withLock { $0 } }
+}

@@ -1,0 +1,220 @@
+import CremaCore
+import CremaPostgres
+import CremaService
+@testable import CremaStore
+import CremaTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// Which stores changed, told in process after commit and to other processes by a coalesced NOTIFY outside the
+/// event's transaction, against a real server. Two feeds on one database stand for two `crema` processes. Waits
+/// are for events, each with a generous bound; the coalescing window ends when a test says so.
+@Suite(.timeLimit(.minutes(2))) struct ChangeFeedTests {
+    static let marketSt = StoreKey(tenant: "default", store: "market-st")
+    static let pier39 = StoreKey(tenant: "default", store: "pier-39")
+
+    @Test func anEventsTransactionSendsNoNotification() async throws {
+        try await TestDatabase.with { db in
+            let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
+            let events = listener.events()
+            #expect(await next(events) == .reconnected)
+            // No feed: whatever reaches the channel now comes from the event's own transaction.
+            let store = try await StoreFixtures.store(in: db)
+            let id = try await place(store)
+            try await start(store, id)
+            // Notifications arrive in commit order, so the marker comes first unless a command's transaction notified.
+            _ = try await db.pool.withConnection { try await $0.query("SELECT pg_notify(\(ChangeFeed.channel), \("marker"))") }
+            #expect(await next(events).flatMap(\.payload) == "marker")
+            await listener.shutdown()
+        }
+    }
+
+    @Test func aCommitWakesThisProcessWithExactlyTheStoreItChanged() async throws {
+        try await TestDatabase.with { db in
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let store = try await StoreFixtures.store(in: db, changes: feed)
+            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
+            let changes = feed.subscribe()
+            let id = try await place(store)
+            #expect(await next(changes) == .stores([Self.marketSt]))
+            try await place(store, in: "pier-39")
+            #expect(await next(changes) == .stores([Self.pier39]))
+            try await start(store, id)
+            #expect(await next(changes) == .stores([Self.marketSt]))
+        }
+    }
+
+    @Test func aRolledBackCommandWakesNobody() async throws {
+        try await TestDatabase.with { db in
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let store = try await StoreFixtures.store(in: db, changes: feed)
+            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
+            let changes = feed.subscribe()
+            // The command claims its key and reserves a number, then fails before its write (which commits with it).
+            await #expect(throws: StoreError.self) {
+                try await store.database.command(in: .default, defaultBundleID: nil) { transaction -> Void in
+                    let opening = try await transaction.openPlacement(StoreFixtures.request(), store: "market-st", customerRef: nil, now: Date())
+                    guard case .opened(let reserved?) = opening else { throw StoreError.unknownStore("market-st") }
+                    _ = try OrderStateMachine.place(StoreFixtures.placement(), id: UUID(), number: reserved.number, at: Date())
+                    throw StoreError.unknownOrder
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM orders", as: Int.self) == 0)
+            // Changes reach a subscriber in commit order: the next one it sees is this later commit's.
+            try await place(store, in: "pier-39")
+            #expect(await next(changes) == .stores([Self.pier39]))
+        }
+    }
+
+    @Test func aChangeCommittedInOneProcessWakesAnother() async throws {
+        try await TestDatabase.with { db in
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "there"))
+            let store = try await StoreFixtures.store(in: db, changes: here)
+            let changes = there.subscribe()
+            try await running([here, there]) {
+                // Its listener is in place (PostgreSQL keeps no notification for a session that is not listening).
+                #expect(await next(changes) == .everything)
+                try await place(store)
+                #expect(await next(changes) == .stores([Self.marketSt]))
+            }
+        }
+    }
+
+    @Test func aProcessSkipsItsOwnNotification() async throws {
+        try await TestDatabase.with { db in
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "there"))
+            let store = try await StoreFixtures.store(in: db, changes: here)
+            let elsewhere = OrderService(database: CremaDatabase(pool: db.pool, changes: there))
+            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
+            let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
+            let notifications = listener.events()
+            #expect(await next(notifications) == .reconnected)
+            let changes = here.subscribe()
+            try await running([here, there]) {
+                #expect(await next(changes) == .everything)
+                try await place(store)
+                #expect(await next(changes) == .stores([Self.marketSt]))  // at commit, in process
+                // Its announcement has gone out; another process's change is committed after it.
+                #expect(await next(notifications).flatMap(\.payload).map(storeKeys) == [Self.marketSt])
+                try await place(elsewhere, in: "pier-39")
+                // Both reach this process's listener in that order; its own is not published a second time.
+                #expect(await next(changes) == .stores([Self.pier39]))
+            }
+            await listener.shutdown()
+        }
+    }
+
+    @Test func aBurstOfCommitsWithinOneWindowIsAnnouncedByOneNotification() async throws {
+        try await TestDatabase.with { db in
+            let windows = Windows()
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"), sleep: windows.sleep)
+            let store = try await StoreFixtures.store(in: db, changes: feed)
+            let stores = (1...6).map { StoreKey(tenant: "default", store: "store-\($0)") }
+            for key in stores { _ = try await store.database.stores.put(id: key.store, name: key.store, timezone: "UTC", tenant: "default") }
+            let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
+            let notifications = listener.events()
+            #expect(await next(notifications) == .reconnected)
+            try await running([feed]) {
+                // The first change after a quiet window goes out at once, and opens a window.
+                try await place(store, in: stores[0].store)
+                #expect(await next(notifications).flatMap(\.payload).map(storeKeys) == [stores[0]])
+                // Six commits to five stores within that window, then the window ends: one NOTIFY names the five.
+                for key in stores.dropFirst() + [stores[1]] {
+                    try await place(store, in: key.store)
+                }
+                windows.end()
+                #expect(await next(notifications).flatMap(\.payload).map(storeKeys) == Set(stores.dropFirst()))
+                // Nothing is left over: the next change is announced alone.
+                windows.end()
+                try await place(store, in: stores[0].store)
+                #expect(await next(notifications).flatMap(\.payload).map(storeKeys) == [stores[0]])
+            }
+            await listener.shutdown()
+        }
+    }
+
+    @Test func storesThatDoNotFitOnePayloadAreAnnouncedAsEveryStore() {
+        let few: Set<StoreKey> = [Self.marketSt, Self.pier39]
+        let many = Set((0..<500).map { StoreKey(tenant: "tenant-\($0)", store: "a-store-with-a-rather-long-name-\($0)") })
+        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(few), from: "a"), skipping: "b") == .stores(few))
+        let payload = ChangeFeed.payload(announcing: .stores(many), from: "a")
+        #expect(payload.utf8.count < 8000)
+        #expect(ChangeFeed.change(announcedIn: payload, skipping: "b") == .everything)
+        #expect(ChangeFeed.change(announcedIn: payload, skipping: "a") == nil)
+        // An older crema's per-event payload wakes everything.
+        #expect(ChangeFeed.change(announcedIn: #"{"tenant_id":"default","store_id":"market-st"}"#, skipping: "b") == .everything)
+    }
+}
+
+// MARK: - Helpers
+
+/// Stands in for the coalescing window's clock: a window ends when the test calls `end()`.
+private final class Windows: Sendable {
+    private let ends = AsyncStream.makeStream(of: Void.self)
+
+    var sleep: @Sendable (Duration) async throws -> Void {
+        { [ends] _ in
+            for await _ in ends.stream { return }
+        }
+    }
+
+    func end() { ends.continuation.yield() }
+}
+
+/// Runs `feeds` as services for the duration of `body`.
+private func running(_ feeds: [ChangeFeed], _ body: () async throws -> Void) async throws {
+    let tasks = feeds.map { feed in Task { try await feed.run() } }
+    defer { for task in tasks { task.cancel() } }
+    try await body()
+    for task in tasks {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+/// The next element of `stream`, or nil if none arrives within `bound` (a wait for an event, not for time).
+private func next<Element: Sendable>(_ stream: AsyncStream<Element>, within bound: Duration = .seconds(30)) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            for await element in stream { return element }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: bound)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+/// Places an order in `storeID`; returns its id.
+@discardableResult
+private func place(_ service: OrderService, in storeID: String = "market-st") async throws -> UUID {
+    let placed = try await service.place(StoreFixtures.placement(store: storeID), in: .default, role: .pos, request: StoreFixtures.request())
+    return try StoreFixtures.orderID(placed)
+}
+
+/// Moves order `id` on with a `started` event.
+private func start(_ service: OrderService, _ id: UUID) async throws {
+    _ = try await service.apply(
+        .started(barista: "Sam"), to: id, in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+}
+
+/// The stores a change feed's announcement names.
+private func storeKeys(_ payload: String) -> Set<StoreKey> {
+    let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any]
+    let pairs = object?["stores"] as? [[String]] ?? []
+    return Set(pairs.map { StoreKey(tenant: $0[0], store: $0[1]) })
+}
+
+extension PostgresListenerEvent {
+    fileprivate var payload: String? {
+        guard case .notification(_, let payload, _) = self else { return nil }
+        return payload
+    }
+}
