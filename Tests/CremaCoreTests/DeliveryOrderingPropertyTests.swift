@@ -56,11 +56,44 @@ import Testing
 
     @Test func apsTimestampNeverGoesBackwardsForAnActivity() async {
         await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
-            let model = Self.run(refs, steps)
-            // The start (push-to-start token) and the updates (the activity's own token) are one activity.
-            let stamps = model.accepted.filter { $0.row.pushType == .liveactivity }.compactMap(\.row.apnsTimestamp)
-            #expect(stamps == stamps.sorted(), "timestamps accepted: \(stamps)")
+            Self.expectTimestampsNeverGoBackwards(Self.run(refs, steps))
         }
+    }
+
+    /// The start (push-to-start token) and the updates (the activity's own token) are one activity, so their
+    /// timestamps rise together in the order APNs accepts them, with one exception, which is at least once
+    /// (docs/delivery.md, "Ordering"): when APNs accepted a push but its dispatcher died before recording it, the
+    /// row goes back to pending after its lease and Crema, not knowing it arrived, sends it again with its own
+    /// timestamp. Within one token's sequence that copy still goes before any newer row (the sequence is busy,
+    /// or the row is stale and withdrawn). A start's copy, though, goes to the push-to-start token while the
+    /// activity the first copy started registers its own token and is updated there, so it can be accepted
+    /// after a newer update: as the same row (`aStartResentAfterALostRecordMayLandAfterTheFirstUpdate`), or as
+    /// the newer start that replaced it when an event came before it went again (a pending start is unsent as
+    /// far as Crema knows: `aStartReplacedAfterALostRecordMayLandAfterTheFirstUpdate`). Neither is an older
+    /// push after a newer one in the activity APNs is updating. So the timestamps checked are those of each
+    /// row's first acceptance and of the order's first accepted start; and what is left out must come from a
+    /// lost record: every acceptance of a row but its last, and every accepted start but the last, is one its
+    /// dispatcher lost (a recorded start is never followed by another).
+    static func expectTimestampsNeverGoBackwards(_ model: M) {
+        let pushes = model.accepted.filter { $0.row.pushType == .liveactivity }
+        var seen = Set<Int64>()
+        var started = false
+        var counted: [M.Accepted] = []
+        for push in pushes {
+            let again = !seen.insert(push.row.id).inserted
+            let isStart = push.row.liveActivityEvent == .start
+            if !again && !(isStart && started) { counted.append(push) }
+            started = started || isStart
+        }
+        let stamps = counted.compactMap(\.row.apnsTimestamp)
+        #expect(stamps == stamps.sorted(), "timestamps accepted (each row's first, the first start): \(stamps)")
+        for (id, acceptances) in Dictionary(grouping: pushes, by: \.row.id) where acceptances.count > 1 {
+            let lost = acceptances.dropLast().allSatisfy { $0.lostWithDispatcher }
+            #expect(lost, "row \(id) accepted \(acceptances.count) times, not only after a lost record")
+        }
+        let starts = pushes.filter { $0.row.liveActivityEvent == .start }
+        let lost = starts.dropLast().allSatisfy { $0.lostWithDispatcher }
+        #expect(lost, "starts accepted \(starts.map(\.row.id)), not only after a lost record")
     }
 
     @Test func noStartIsSentOnceTheOrderIsFinished() async {
@@ -113,6 +146,53 @@ import Testing
         model.run(.answer(which: 0, accepted: false))
         model.drain()
         #expect(model.accepted.isEmpty)
+    }
+
+    @Test func aStartResentAfterALostRecordMayLandAfterTheFirstUpdate() throws {
+        // Found by apsTimestampNeverGoesBackwardsForAnActivity (seed FETb/aGza62+PZeaimgQ6BzCXFIIHMwsna7RK0QZ+RY=),
+        // shrunk; at least once, as documented, so the property leaves the second copy out (see expectTimestampsNeverGoBackwards).
+        let model = Self.run([M.pushToStart, M.alert, M.widget], [
+            .claim(limit: 2),  // the start and the widget reload
+            .crash(which: 0, acceptedFirst: true),  // APNs accepted the start; its dispatcher died before recording it
+            .claim(limit: 1),  // rescued after its lease, the start goes again: no activity token is registered yet
+            .register,  // the activity the first copy started registers its token
+            .event(choice: 0),  // started: an update to the activity's own token, its timestamp after the start's
+            .claim(limit: 1),  // another sequence (another token): nothing holds the update back
+            .answer(which: 0, accepted: true),  // the widget reload
+            .answer(which: 1, accepted: true),  // the update, before the start's second attempt is answered
+        ])
+        let pushes = model.accepted.filter { $0.row.pushType == .liveactivity }
+        try #require(pushes.count == 3)
+        #expect(pushes.map(\.row.liveActivityEvent) == [.start, .update, .start])
+        let start = pushes[0].row, update = pushes[1].row
+        #expect(pushes[0].lostWithDispatcher && !pushes[2].lostWithDispatcher)
+        // The late one is that same start again, with its own timestamp, not an older row after a newer one.
+        #expect(pushes[2].row.id == start.id && pushes[2].row.apnsTimestamp == start.apnsTimestamp)
+        #expect(update.id > start.id && update.apnsTimestamp! > start.apnsTimestamp!)
+        Self.expectTimestampsNeverGoBackwards(model)
+    }
+
+    @Test func aStartReplacedAfterALostRecordMayLandAfterTheFirstUpdate() throws {
+        // Found by apsTimestampNeverGoesBackwardsForAnActivity (seed Y1C6PDs1Rxuk0JhD2j8dv1UPH2v3w/7i9WLX0MDYDgA=),
+        // shrunk: the same lost record, but an event comes before the start goes again.
+        let model = Self.run([M.pushToStart], [
+            .claim(limit: 1),
+            .crash(which: 0, acceptedFirst: true),  // APNs accepted the start; its dispatcher died before recording it
+            .event(choice: 0),  // started: the start is pending (unsent, as far as Crema knows), so a newer one replaces it
+            .claim(limit: 1),  // the newer start goes: no activity token is registered yet
+            .register,  // the activity the first start opened registers its token
+            .event(choice: 0),  // another change: an update to the activity's own token, after both starts' timestamps
+            .claim(limit: 1),  // another sequence (another token): nothing holds the update back
+            .answer(which: 1, accepted: true),  // the update, before the newer start is answered
+        ])
+        let pushes = model.accepted.filter { $0.row.pushType == .liveactivity }
+        try #require(pushes.count == 3)
+        #expect(pushes.map(\.row.liveActivityEvent) == [.start, .update, .start])
+        let (first, update, second) = (pushes[0], pushes[1].row, pushes[2].row)
+        #expect(first.lostWithDispatcher && first.row.id < second.id && second.id < update.id)
+        #expect(first.row.apnsTimestamp! < second.apnsTimestamp! && second.apnsTimestamp! < update.apnsTimestamp!)
+        #expect(model.rows.first { $0.id == first.row.id }?.state == .superseded)
+        Self.expectTimestampsNeverGoBackwards(model)
     }
 
     @Test func anUpdateInFlightWhenTheEndIsPlannedGoesFirstOrNever() {

@@ -25,6 +25,9 @@ struct OutboxModel {
         var row: DeliveryRecord
         /// The step at which the attempt that delivered it was claimed.
         var claimedAt: Int
+        /// APNs accepted it but the dispatcher died before recording that: the row went back to pending after
+        /// its lease and is sent again (at least once, docs/delivery.md "The dispatcher").
+        var lostWithDispatcher = false
     }
 
     struct Attempt: Hashable {
@@ -76,7 +79,7 @@ struct OutboxModel {
             guard !attempts.isEmpty else { return }
             let attempt = attempts.remove(at: which % attempts.count)
             let index = rows.firstIndex { $0.id == attempt.rowID }!
-            if acceptedFirst { accepted.append(Accepted(row: rows[index], claimedAt: attempt.claimedAt)) }
+            if acceptedFirst { accepted.append(Accepted(row: rows[index], claimedAt: attempt.claimedAt, lostWithDispatcher: true)) }
             rows[index].state = .pending  // rescued after its lease
         case .register:
             // The app registers the token of an activity it was pushed (a start APNs accepted).
