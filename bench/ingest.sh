@@ -213,11 +213,18 @@ phase_http() {
   log "HTTP measured ${duration}s"
   top_snapshot http
   cpu_begin
+  # crema's own context switches and CPU over the measured phase (issue #13: at most 4 switches per event).
+  local perf_pid=""
+  if command -v perf > /dev/null; then
+    perf stat -e context-switches,cpu-migrations,task-clock -p "$SERVE_PID" -o "$out/crema-perf.txt" -- sleep "$duration" 2> /dev/null &
+    perf_pid=$!
+  fi
   POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="m$stamp" \
     /usr/bin/time -f '%U %S' -o "$out/wrk-time.txt" \
     timeout $((duration + 30)) wrk -t "$threads" -c "$concurrency" -d "${duration}s" --latency -s bench/lifecycle.lua \
     "http://127.0.0.1:$port" > "$out/wrk.txt" 2>&1
   cpu_end http "$out/wrk-time.txt"
+  [ -n "$perf_pid" ] && { wait "$perf_pid" || true; }
   wait "$TOP_PID" || true
   grep -E '^(events_per_s|latency_p|non2xx|socket_errors|lifecycles)' "$out/wrk.txt" | tee -a "$out/run.log"
   stop_serve
@@ -324,6 +331,13 @@ print(f"pgbench events logged: plain {len(plain['lat'])}, pipelined {len(piped['
       f" consistency: {consistent}")
 print("cpu (% of one core; ms of CPU per event):")
 for c in (cpu_http, cpu_plain, cpu_piped): print("  " + c[0])
+perf = open(f"{out}/crema-perf.txt").read() if os.path.exists(f"{out}/crema-perf.txt") else ""
+switches = re.search(r"([0-9,]+)\s+context-switches", perf)
+clock = re.search(r"([0-9.,]+) msec task-clock", perf)
+events = int(wrk["requests"])
+if switches and clock and events:
+    print(f"  crema (perf stat over the measured phase): {int(switches.group(1).replace(',', '')) / events:.1f} context switches/event,"
+          f" {float(clock.group(1).replace(',', '')) / events:.3f} ms task-clock/event (targets: <= 4 and <= 0.25 ms)")
 print("  (HTTP's postgres share includes the outbox queries of crema serve's dispatcher; pgbench runs only the event transactions)")
 print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if noisy else ""))
 # Columns 1-11 as before (pgbench = the plain side); then the pipelined side and PostgreSQL CPU ms/event of each side.

@@ -42,15 +42,24 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1), apps: nil)
-            try await Task.sleep(for: .milliseconds(20))
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            #expect(try await deliveries.rescueExpiredLeases() == 0)
+            // The lease runs out: its end is moved into the past rather than waited for.
+            try await expireLeases(db)
             #expect(try await deliveries.rescueExpiredLeases() == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "pending")
             try await db.pool.withConnection { c in _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1") }
-            _ = try await deliveries.claim(limit: 10, lease: .milliseconds(1), apps: nil)
-            try await Task.sleep(for: .milliseconds(20))
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            try await expireLeases(db)
             #expect(try await deliveries.rescueExpiredLeases() == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "dead")
+        }
+    }
+
+    /// Ends every running lease a second ago, as if the dispatcher holding it had died.
+    private func expireLeases(_ db: TestDatabase) async throws {
+        try await db.pool.withConnection { c in
+            _ = try await c.query("UPDATE delivery_outbox SET locked_until = now() - interval '1 second' WHERE state = 'inflight'")
         }
     }
 
