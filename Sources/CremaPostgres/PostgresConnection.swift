@@ -154,7 +154,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
                 if PQconsumeInput(handle) == 0 { break }
                 reads += 1
             }
-            return sessionConfigured && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+            return sessionConfigured && registration != 0 && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
         }
     }
 
