@@ -68,11 +68,17 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
 
     /// Runs statements in one round trip (pipeline mode) and returns each one's rows. The first failure is thrown,
     /// and the statements after it are not run. Inside a transaction a failure leaves it to be rolled back; outside
-    /// one, each statement is its own transaction, so those before the failure stay committed.
+    /// one, the flight is one implicit transaction, so a failure undoes the statements before it too.
     @discardableResult
     public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
-        for query in queries where query.sql.utf8.contains(0) || query.binds.contains(where: { $0?.utf8.contains(0) == true }) {
-            throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
+        for query in queries {
+            if query.sql.utf8.contains(0) || query.binds.contains(where: { $0?.utf8.contains(0) == true }) {
+                throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
+            }
+            // The protocol counts parameters in 16 bits; libpq would refuse the statement halfway through a flight.
+            if query.binds.count > Int(UInt16.max) {
+                throw PostgresError(.invalidParameter, detail: "a statement has more than 65535 parameters")
+            }
         }
         let results = try await fly(.pipeline, answers: queries.count) { handle, flight throws(PostgresError) in
             try self.sendPipeline(queries, on: handle, into: &flight)
@@ -121,6 +127,12 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// Commits the open transaction; a `BEGIN` not yet sent is dropped instead (nothing ran, nothing to commit).
     public func commit() async throws(PostgresError) {
         if dropPendingBegin() { return }
+        // The server answers COMMIT of a failed transaction with ROLLBACK and no error: say so instead.
+        let failed = lock.withLock { handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false }
+        if failed {
+            try await query("ROLLBACK")
+            throw PostgresError(.server, sqlState: "25P02", detail: "the transaction had failed and was rolled back, not committed")
+        }
         try await query("COMMIT")
     }
 
@@ -171,13 +183,14 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         // Nobody else touches the handle while it is off the loop and leased to this caller.
         let resetting = UnsafeHandle(pointer: detached)
         let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Self.reset(resetting)) }
+            DispatchQueue.global().async {
+                let result = Self.reset(resetting)
+                // On this thread: a `PQcancel` in progress may hold the lock through a connect timeout.
+                self.replaceCancelHandle(for: resetting)
+                continuation.resume(returning: result)
+            }
         }
         let pointer = detached
-        cancelLock.withLock {
-            if let cancelHandle { PQfreeCancel(cancelHandle) }
-            cancelHandle = PQgetCancel(pointer)
-        }
         try result.get()
         lock.withLock {
             guard self.handle == pointer else { return }
@@ -189,6 +202,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// A handle passed to the blocking reset on another thread, while no one else uses it.
     private struct UnsafeHandle: @unchecked Sendable {
         let pointer: OpaquePointer
+    }
+
+    private func replaceCancelHandle(for handle: UnsafeHandle) {
+        cancelLock.withLock {
+            if let cancelHandle { PQfreeCancel(cancelHandle) }
+            cancelHandle = PQgetCancel(handle.pointer)
+        }
     }
 
     /// `PQreset` and the session set-up, blocking (off the cooperative pool only).
@@ -240,6 +260,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
                 } catch {
                     // What was queued may be half sent: the connection cannot be trusted with another flight.
                     sessionConfigured = false
+                    detach()
                     lock.unlock()
                     next.fail(error)
                     let (continuation, result) = next.finish()
@@ -273,7 +294,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
 
     /// Queues one statement: by name when prepared, else prepared now (when there is room) and run by name.
     private func send(_ query: PostgresQuery, answer: Int?, on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
-        var name = prepared[query.sql]
+        var name = prepared[query.sql] ?? flight.preparing(query.sql)
         if name == nil, prepared.count < Self.preparedLimit, query.sql.utf8.count <= Self.preparedMaxLength {
             preparedSerial += 1
             let fresh = "crema_\(preparedSerial)"
@@ -332,7 +353,15 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
         var ended: (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)?
         while var current = flight, PQisBusy(handle) == 0 {
-            let complete = current.take(PQgetResult(handle), connectionOK: PQstatus(handle) == CONNECTION_OK)
+            let result = PQgetResult(handle)
+            // A connection that went bad, or a COPY (which this driver does not speak), would hand out the same
+            // answer for ever: the flight fails and the connection is repaired at its next lease.
+            if PQstatus(handle) != CONNECTION_OK || result.map(Self.isCopy) == true {
+                if let result { PQclear(result) }
+                ended = broken(handle)
+                break
+            }
+            let complete = current.take(result, connectionOK: true)
             flight = current
             if complete {
                 finishPreparing(current)
@@ -342,6 +371,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
         lock.unlock()
         ended.map { $0.0.resume(returning: $0.1) }
+    }
+
+    private static func isCopy(_ result: OpaquePointer) -> Bool {
+        switch PQresultStatus(result) {
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH: return true
+        default: return false
+        }
     }
 
     /// Remembers what the server prepared during the flight; forgets every name when the server says they are
@@ -371,15 +407,25 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         registration = loop.register(socket, handler: self)
     }
 
-    /// Takes the socket off the loop (under the lock).
+    /// Takes the socket off the loop (under the lock). libpq closes its socket when it sees end-of-file; then the
+    /// number may already be another connection's, and only the registration goes.
     private func detach() {
-        loop.deregister(socket, registration: registration)
+        let stillOpen = handle.map { PQsocket($0) == socket } ?? false
+        loop.deregister(socket, registration: registration, stillOpen: stillOpen)
         registration = 0
     }
 
     /// Asks the server to cancel whatever this connection is running. `PQcancel` opens a connection of its
     /// own, so it runs on a background queue, never on the (cooperative) thread that cancelled the task.
+    /// A cancel only goes out while a flight runs. It may still land after that flight ended, on whatever the
+    /// connection runs next, so a cancelled connection is reset at its next lease (a new backend never sees it).
     private func cancel() {
+        let running = lock.withLock {
+            guard flight != nil else { return false }
+            sessionConfigured = false
+            return true
+        }
+        guard running else { return }
         DispatchQueue.global().async { [self] in
             cancelLock.withLock {
                 guard let cancelHandle else { return }

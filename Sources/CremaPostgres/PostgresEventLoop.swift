@@ -61,10 +61,14 @@ final class PostgresEventLoop: Sendable {
     }
 
     /// Stops watching; after it returns, an event already taken from the kernel finds no handler and is dropped.
-    func deregister(_ socket: Int32, registration: UInt64) {
+    /// `stillOpen` false: libpq already closed the socket (the kernel dropped it from epoll), and its number may
+    /// belong to another connection by now, so only the registration goes.
+    func deregister(_ socket: Int32, registration: UInt64, stillOpen: Bool = true) {
         guard registration != 0 else { return }
-        var event = epoll_event()
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event)
+        if stillOpen {
+            var event = epoll_event()
+            _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event)
+        }
         _ = registrations.withLock { $0.handlers.removeValue(forKey: registration) }
     }
 

@@ -43,6 +43,14 @@ struct PostgresFlight {
 
     mutating func add(_ step: Step) { steps.append(step) }
 
+    /// The name `sql` is being prepared under earlier in this flight, so a second use runs by that name.
+    func preparing(_ sql: String) -> String? {
+        for step in steps {
+            if case .prepare(let name, let text) = step, text == sql { return name }
+        }
+        return nil
+    }
+
     /// Takes one value of `PQgetResult` (a result or NULL); returns true when the flight is complete.
     mutating func take(_ result: OpaquePointer?, connectionOK: Bool) -> Bool {
         guard let result else {

@@ -122,4 +122,45 @@ import Testing
             await connection.close()
         }
     }
+
+    @Test func theSameStatementTwiceInOneFlightIsPreparedOnce() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            let answers = try await connection.pipeline(["SELECT \(1)::int * 10 AS v", "SELECT \(2)::int * 10 AS v"])
+            #expect(try answers.map { try $0[0].decode("v", as: Int.self) } == [10, 20])
+            let prepared = try await connection.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = \("SELECT $1::int * 10 AS v")")
+            #expect(try prepared[0].decode("n", as: Int.self) == 1)
+            await connection.close()
+        }
+    }
+
+    @Test func committingATransactionThatFailedIsAnErrorNotASilentRollback() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.withTransaction { connection in
+                    try await connection.query("INSERT INTO t VALUES (\(1))")
+                    // The body swallows a failure and returns as if all went well.
+                    _ = try? await connection.query("INSERT INTO t VALUES (\(1))")
+                }
+            }
+            #expect(error?.sqlState == "25P02")
+            #expect(try await db.scalar("SELECT count(*) FROM t", as: Int.self) == 0)
+        }
+    }
+
+    @Test func aStatementWithMoreParametersThanTheProtocolCarriesIsRefusedBeforeSending() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let connection = try await PostgresConnection.connect(db.conninfo)
+            let values = (1...65_536).map { String($0) as String? }
+            let placeholders = (1...65_536).map { "$\($0)" }.joined(separator: ",")
+            let error = await #expect(throws: PostgresError.self) {
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT array_length(ARRAY[\(placeholders)]::int[], 1)", binds: values))
+            }
+            #expect(error?.code == .invalidParameter)
+            // The connection is untouched and answers the next flight.
+            #expect(try await connection.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
+            await connection.close()
+        }
+    }
 }
