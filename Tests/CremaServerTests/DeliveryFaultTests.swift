@@ -2,6 +2,7 @@ import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
 import CremaPostgres
+import CremaServer
 import CremaTestSupport
 import Foundation
 import Testing
@@ -43,6 +44,23 @@ import Testing
                 // Retry-After is honoured: the second try came no sooner than it said.
                 #expect(seen[1].receivedAt.timeIntervalSince(seen[0].receivedAt) >= Double(retryAfter) - 0.05)
             }
+        }
+    }
+
+    @Test("a push past its expiration by the dispatcher's clock is dead, never sent")
+    func expiredPushIsNotSent() async throws {
+        // The dispatcher's clock runs past the alert's lifetime: time is moved, not waited for.
+        var settings = H.fastRetries
+        settings.now = { Date().addingTimeInterval(DeliveryPolicy().alertLifetime + 60) }
+        try await H.run(dispatcher: settings) { h in
+            let token = H.token(92)
+            let id = try await readyAlert(h, customer: "c-late", token: token)
+            #expect(try await h.drained(id))
+            let row = try await alertRow(h, id)
+            #expect(row["state"] as? String == "dead")
+            #expect(row["attempts"] as? Int == 1)
+            #expect(row["apns_reason"] as? String == "expired before it could be sent")
+            #expect(h.simulator.records(token: token).isEmpty)
         }
     }
 

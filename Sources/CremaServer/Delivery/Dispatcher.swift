@@ -108,7 +108,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         guard let token = delivery.token, let environment = delivery.environment, !delivery.tokenRetired else {
             return DeliveryResult(delivery: delivery, outcome: .skipped(reason: "the token was retired before this push was sent"))
         }
-        let now = Date()
+        let now = configuration.now()
         if let expiry = delivery.expiresAt, expiry < now {
             return DeliveryResult(delivery: delivery, outcome: .dead(status: nil, reason: "expired before it could be sent"))
         }
@@ -152,7 +152,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 "APNs retired a token", metadata: ["delivery": "\(delivery.id)", "reason": "\(reason)", "target": "\(delivery.target.map { "\($0)" } ?? "-")"])
             return .tokenRetired(status: response.status, reason: reason, since: since)
         case .signingKeyRejected:
-            return .heldForKey(at: Date().addingTimeInterval(Self.heldForKeyDelay), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
+            return .heldForKey(at: configuration.now().addingTimeInterval(Self.heldForKeyDelay), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
         case .deadLetter:
             logger.warning("APNs refused a push for good", metadata: ["delivery": "\(delivery.id)", "status": "\(response.status)", "reason": "\(reason)"])
             return .dead(status: response.status, reason: reason)
@@ -186,7 +186,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         guard let delay = policy.delay(afterAttempt: delivery.attempts, retryAfter: after, random: Double.random(in: 0..<1)) else {
             return .dead(status: status, reason: "\(reason) (gave up after \(delivery.attempts) attempts)")
         }
-        return .retry(at: Date().addingTimeInterval(delay), status: status, reason: reason)
+        return .retry(at: configuration.now().addingTimeInterval(delay), status: status, reason: reason)
     }
 
     /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes.
