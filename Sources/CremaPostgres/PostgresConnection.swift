@@ -232,8 +232,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
         if var pending {
             pending.fail(PostgresError(.closed))
-            let (continuation, result) = pending.finish()
-            continuation.resume(returning: result)
+            pending.finish().resume()
         }
     }
 
@@ -245,7 +244,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         send: @escaping (OpaquePointer, inout PostgresFlight) throws(PostgresError) -> Void
     ) async throws(PostgresError) -> [OpaquePointer?] {
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<PostgresFlight.Outcome, Never>) in
                 lock.lock()
                 guard let handle, registration != 0 else {
                     lock.unlock()
@@ -263,14 +262,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
                     detach()
                     lock.unlock()
                     next.fail(error)
-                    let (continuation, result) = next.finish()
-                    continuation.resume(returning: result)
+                    next.finish().resume()
                     return
                 }
                 flight = next
                 let ended = flush(handle)
                 lock.unlock()
-                if let (continuation, result) = ended { continuation.resume(returning: result) }
+                ended?.resume()
             }
         } onCancel: {
             self.cancel()
@@ -315,7 +313,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
 
     /// Pushes queued bytes out; asks the loop for writability when the socket buffer is full. Returns the
     /// continuation to resume (outside the lock) when the flight ended here.
-    private func flush(_ handle: OpaquePointer) -> (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)? {
+    private func flush(_ handle: OpaquePointer) -> PostgresFlight.Ending? {
         switch PQflush(handle) {
         case 0: return nil
         case 1:
@@ -329,48 +327,40 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// Called by the event loop when the socket is ready: sends what is left, reads what arrived, and resumes the
     /// caller when its flight is complete.
     func socketReady(readable: Bool, writable: Bool) {
-        lock.lock()
-        guard let handle, registration != 0 else {
-            lock.unlock()
-            return
+        let ended: PostgresFlight.Ending? = lock.withLock {
+            guard let handle, registration != 0 else { return nil }
+            return serviceSocket(handle, readable: readable, writable: writable)
         }
+        ended?.resume()
+    }
+
+    /// `socketReady`'s work, under the lock: the flight that ended, if one did.
+    private func serviceSocket(_ handle: OpaquePointer, readable: Bool, writable: Bool) -> PostgresFlight.Ending? {
         if writable {
             switch PQflush(handle) {
             case 0: loop.watchWrites(socket, registration: registration, false)
             case 1: break
-            default:
-                let ended = broken(handle)
-                lock.unlock()
-                ended.map { $0.0.resume(returning: $0.1) }
-                return
+            default: return broken(handle)
             }
         }
-        if readable, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
-            let ended = broken(handle)
-            lock.unlock()
-            ended.map { $0.0.resume(returning: $0.1) }
-            return
-        }
-        var ended: (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)?
+        if readable, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { return broken(handle) }
         while var current = flight, PQisBusy(handle) == 0 {
             let result = PQgetResult(handle)
             // A connection that went bad, or a COPY (which this driver does not speak), would hand out the same
             // answer for ever: the flight fails and the connection is repaired at its next lease.
             if PQstatus(handle) != CONNECTION_OK || result.map(Self.isCopy) == true {
                 if let result { PQclear(result) }
-                ended = broken(handle)
-                break
+                return broken(handle)
             }
             let complete = current.take(result, connectionOK: true)
             flight = current
             if complete {
                 finishPreparing(current)
                 flight = nil
-                ended = current.finish()
+                return current.finish()
             }
         }
-        lock.unlock()
-        ended.map { $0.0.resume(returning: $0.1) }
+        return nil
     }
 
     private static func isCopy(_ result: OpaquePointer) -> Bool {
@@ -391,7 +381,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     }
 
     /// The connection failed under a flight: stop watching it (a closed socket is always readable) and end the flight.
-    private func broken(_ handle: OpaquePointer) -> (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>)? {
+    private func broken(_ handle: OpaquePointer) -> PostgresFlight.Ending? {
         detach()
         sessionConfigured = false
         guard var pending = flight else { return nil }

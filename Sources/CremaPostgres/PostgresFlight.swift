@@ -19,6 +19,17 @@ struct PostgresFlight {
         let results: [OpaquePointer?]
     }
 
+    typealias Outcome = Result<Answers, PostgresError>
+
+    /// A finished flight's caller and what to resume it with: handed out under the connection's lock, resumed
+    /// outside it.
+    struct Ending: Sendable {
+        let continuation: CheckedContinuation<Outcome, Never>
+        let outcome: Outcome
+
+        func resume() { continuation.resume(returning: outcome) }
+    }
+
     enum Mode {
         case pipeline
         case simple
@@ -33,9 +44,9 @@ struct PostgresFlight {
     private(set) var error: PostgresError?
     /// Statements the server accepted as prepared during this flight.
     private(set) var prepared: [(sql: String, name: String)] = []
-    let continuation: CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>
+    let continuation: CheckedContinuation<Outcome, Never>
 
-    init(mode: Mode, answers: Int, continuation: CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>) {
+    init(mode: Mode, answers: Int, continuation: CheckedContinuation<Outcome, Never>) {
         self.mode = mode
         self.answers = Array(repeating: nil, count: answers)
         self.continuation = continuation
@@ -91,11 +102,11 @@ struct PostgresFlight {
     }
 
     /// The outcome to resume the caller with; the results are the caller's to free (freed here on failure).
-    func finish() -> (CheckedContinuation<Result<PostgresFlight.Answers, PostgresError>, Never>, Result<PostgresFlight.Answers, PostgresError>) {
+    func finish() -> Ending {
         if let error {
             for answer in answers { if let answer { PQclear(answer) } }
-            return (continuation, .failure(error))
+            return Ending(continuation: continuation, outcome: .failure(error))
         }
-        return (continuation, .success(Answers(results: answers)))
+        return Ending(continuation: continuation, outcome: .success(Answers(results: answers)))
     }
 }

@@ -1,4 +1,3 @@
-import CremaAPNsProtocol
 public import CremaCore
 import CremaPostgres
 public import Foundation

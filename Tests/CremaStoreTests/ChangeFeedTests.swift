@@ -9,7 +9,7 @@ import Testing
 
 /// Which stores changed, told in process after commit and to other processes by a coalesced NOTIFY outside the
 /// event's transaction, against a real server. Two feeds on one database stand for two `crema` processes. Waits
-/// are for events, each with a generous bound; the coalescing window ends when a test says so.
+/// are for events (the suite's time limit bounds them); the coalescing window ends when a test says so.
 @Suite(.timeLimit(.minutes(2))) struct ChangeFeedTests {
     static let marketSt = StoreKey(tenant: "default", store: "market-st")
     static let pier39 = StoreKey(tenant: "default", store: "pier-39")
@@ -175,21 +175,10 @@ private func running(_ feeds: [ChangeFeed], _ body: () async throws -> Void) asy
     }
 }
 
-/// The next element of `stream`, or nil if none arrives within `bound` (a wait for an event, not for time).
-private func next<Element: Sendable>(_ stream: AsyncStream<Element>, within bound: Duration = .seconds(30)) async -> Element? {
-    await withTaskGroup(of: Element?.self) { group in
-        group.addTask {
-            for await element in stream { return element }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: bound)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
+/// The next element of `stream` (nil once it ended). A change that never comes fails the suite's time limit.
+private func next<Element: Sendable>(_ stream: AsyncStream<Element>) async -> Element? {
+    for await element in stream { return element }
+    return nil
 }
 
 /// Places an order in `storeID`; returns its id.
