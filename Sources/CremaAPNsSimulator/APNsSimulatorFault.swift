@@ -6,17 +6,21 @@ public import Foundation
 /// JSON (for `POST /sim/faults`), dates as milliseconds since 1970 like APNs' own `timestamp`:
 /// `{"type":"unregistered","token":"ab…","since":1732250000000}`,
 /// `{"type":"status","status":429,"reason":"TooManyRequests","retry_after":5,"count":3,"token":null}`,
-/// `{"type":"latency","milliseconds":2000,"count":1}`, `{"type":"drop_connection","count":1}`.
+/// `{"type":"latency","milliseconds":2000,"count":1,"token":null}`, `{"type":"drop_connection","count":1}`,
+/// `{"type":"goaway","count":1}`.
 public enum APNsSimulatorFault: Sendable, Hashable, Codable {
     /// 410 `Unregistered` with `timestamp` for every valid request to `token`, until the faults are cleared.
     case unregistered(token: String, since: Date)
     /// The next `count` valid requests (to `token`, or to any token when nil) get this status, reason and
     /// `Retry-After` (seconds) instead of 200.
     case status(Int, reason: String, retryAfter: Int?, count: Int, token: String?)
-    /// The next `count` requests are answered only after this delay.
-    case latency(milliseconds: Int, count: Int)
+    /// The next `count` requests (to `token`, or to any token when nil) are answered only after this delay.
+    case latency(milliseconds: Int, count: Int, token: String? = nil)
     /// The next `count` requests close their connection without any answer.
     case dropConnection(count: Int)
+    /// The next `count` requests are answered, then their connection says GOAWAY (last stream: that request's) and
+    /// closes: requests already sent on later streams of it are never processed, as when APNs restarts a server.
+    case goAway(count: Int)
 
     private enum CodingKeys: String, CodingKey {
         case type, token, since, status, reason
@@ -44,13 +48,16 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         case "latency":
             self = .latency(
                 milliseconds: try container.decode(Int.self, forKey: .milliseconds),
-                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
+                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1,
+                token: try container.decodeIfPresent(String.self, forKey: .token))
         case "drop_connection":
             self = .dropConnection(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
+        case "goaway":
+            self = .goAway(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: container,
-                debugDescription: "type must be unregistered, status, latency or drop_connection")
+                debugDescription: "type must be unregistered, status, latency, drop_connection or goaway")
         }
     }
 
@@ -68,12 +75,16 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
             try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
             try container.encode(count, forKey: .count)
             try container.encodeIfPresent(token, forKey: .token)
-        case .latency(let milliseconds, let count):
+        case .latency(let milliseconds, let count, let token):
             try container.encode("latency", forKey: .type)
             try container.encode(milliseconds, forKey: .milliseconds)
             try container.encode(count, forKey: .count)
+            try container.encodeIfPresent(token, forKey: .token)
         case .dropConnection(let count):
             try container.encode("drop_connection", forKey: .type)
+            try container.encode(count, forKey: .count)
+        case .goAway(let count):
+            try container.encode("goaway", forKey: .type)
             try container.encode(count, forKey: .count)
         }
     }

@@ -7,6 +7,29 @@ final class SimulatorConnection: Sendable {
     let id: Int
     let httpVersion: String
     private let token = Mutex<(current: String?, lastChange: Date?)>((nil, nil))
+    /// The highest HTTP/2 stream whose request was processed, and the last stream a GOAWAY named once one was
+    /// decided.
+    private let streams = Mutex<(highest: Int, goAwayAfter: Int?)>((0, nil))
+
+    /// Notes that the request of `stream` is about to be processed; false when a GOAWAY already named an earlier
+    /// stream as the last processed, so this one must not be.
+    func processes(stream: Int) -> Bool {
+        streams.withLock { streams in
+            if let last = streams.goAwayAfter, stream > last { return false }
+            streams.highest = max(streams.highest, stream)
+            return true
+        }
+    }
+
+    /// Decides the GOAWAY: every stream processed so far is answered, none after it is processed. Returns that
+    /// stream.
+    func goAway() -> Int {
+        streams.withLock { streams in
+            let last = streams.goAwayAfter ?? streams.highest
+            streams.goAwayAfter = last
+            return last
+        }
+    }
 
     init(id: Int, httpVersion: String) {
         self.id = id

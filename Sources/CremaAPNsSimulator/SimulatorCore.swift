@@ -7,7 +7,8 @@ import Synchronization
 final class SimulatorCore: Sendable {
     /// What to do with a request.
     enum Reply: Sendable {
-        case respond(status: Int, headers: [(String, String)], body: Data, delay: Duration?)
+        /// `goAway`: after this answer, the connection sends GOAWAY and closes.
+        case respond(status: Int, headers: [(String, String)], body: Data, delay: Duration?, goAway: Bool = false)
         case drop(delay: Duration?)
     }
 
@@ -68,7 +69,8 @@ final class SimulatorCore: Sendable {
         let remaining: Int
         switch fault {
         case .unregistered: remaining = Int.max
-        case .status(_, _, _, let count, _), .latency(_, let count), .dropConnection(let count): remaining = count
+        case .status(_, _, _, let count, _), .latency(_, let count, _), .dropConnection(let count), .goAway(let count):
+            remaining = count
         }
         guard remaining > 0 else { return }
         state.withLock { $0.faults.append(ActiveFault(fault: fault, remaining: remaining)) }
@@ -167,9 +169,14 @@ final class SimulatorCore: Sendable {
             return .drop(delay: nil)
         }
         var delay: Duration?
-        if case .latency(let milliseconds, _)? = consume(where: { if case .latency = $0 { true } else { false } }) {
+        let token = record.deviceToken
+        if case .latency(let milliseconds, _, _)? = consume(where: {
+            if case .latency(_, _, let faulted) = $0 { faulted == nil || faulted == token } else { false }
+        }) {
             delay = .milliseconds(milliseconds)
         }
+        let goAway = consume(where: { if case .goAway = $0 { true } else { false } }) != nil
+        if goAway { record.detail = "fault: goaway" }
 
         var status = 200
         var headers: [(String, String)] = [("apns-id", record.apnsID)]
@@ -213,7 +220,7 @@ final class SimulatorCore: Sendable {
             data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
             headers.append(("content-type", "application/json"))
         }
-        return .respond(status: status, headers: headers, body: data, delay: delay)
+        return .respond(status: status, headers: headers, body: data, delay: delay, goAway: goAway)
     }
 
     /// Apple's checks in order: path, headers, provider token, APNs headers, body.

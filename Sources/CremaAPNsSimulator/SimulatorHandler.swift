@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
 
 /// Reads one HTTP request (an HTTP/2 stream, or one HTTP/1.1 request), hands it to the core and writes the
 /// answer, after any injected delay; for a drop fault it closes the whole connection instead.
@@ -30,6 +31,15 @@ final class SimulatorHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            // Only an HTTP/2 stream has a stream id (a socket channel traps when asked for one).
+            if connection.httpVersion == "h2",
+                let stream = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID),
+                !connection.processes(stream: Int(stream))
+            {
+                // Past this connection's GOAWAY: never processed, so the client may send it again elsewhere.
+                context.close(promise: nil)
+                return
+            }
             let exchange = SimulatorExchange(
                 method: head.method.rawValue,
                 uri: head.uri,
@@ -39,7 +49,7 @@ final class SimulatorHandler: ChannelInboundHandler {
             let reply = core.handle(exchange, connection: connection)
             let delay: Duration?
             switch reply {
-            case .respond(_, _, _, let wait), .drop(let wait): delay = wait
+            case .respond(_, _, _, let wait, _), .drop(let wait): delay = wait
             }
             if let delay {
                 let nanoseconds =
@@ -57,7 +67,7 @@ final class SimulatorHandler: ChannelInboundHandler {
         switch reply {
         case .drop:
             (context.channel.parent ?? context.channel).close(promise: nil)
-        case .respond(let status, let headers, let body, _):
+        case .respond(let status, let headers, let body, _, let goAway):
             var responseHeaders = HTTPHeaders(headers)
             responseHeaders.add(name: "content-length", value: String(body.count))
             let keepAlive = request.isKeepAlive || request.version.major >= 2
@@ -69,11 +79,29 @@ final class SimulatorHandler: ChannelInboundHandler {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(data: body)))), promise: nil)
             }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            if !keepAlive {
+            if goAway {
+                let channel = context.channel
+                if connection.httpVersion == "h2", let parent = channel.parent {
+                    let lastStream = connection.goAway()
+                    done.whenComplete { _ in Self.goAway(parent, lastStream: lastStream) }
+                } else {
+                    done.whenComplete { _ in channel.close(promise: nil) }
+                }
+            } else if !keepAlive {
                 let channel = context.channel
                 done.whenComplete { _ in channel.close(promise: nil) }
             }
         }
+    }
+
+    /// Sends GOAWAY on an HTTP/2 connection naming the highest stream processed so far as the last one (those are
+    /// still answered), then closes the connection a moment later: streams the client opened after it are never
+    /// processed, so it may send them again safely. (Over HTTP/1.1 the connection only closes.)
+    private static func goAway(_ connection: any Channel, lastStream: Int) {
+        let lastStreamID = HTTP2StreamID(lastStream)
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        connection.writeAndFlush(frame, promise: nil)
+        connection.eventLoop.scheduleTask(in: .milliseconds(100)) { connection.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -22,32 +22,10 @@ public struct DeliveryRepository: Sendable {
     /// (nil: every app, for the built-in simulator of a private database).
     public func claim(limit: Int, lease: Duration, apps: Set<String>?) async throws -> [ClaimedDelivery] {
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
-            _ = try await connection.query(Self.withdrawStale())
-            return try await connection.query(
-                """
-                WITH c AS (
-                    SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
-                    WHERE state = 'pending' AND run_at <= now()
-                      AND \(Self.signable(by: apps))
-                      AND delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
-                      AND NOT delivery_sequence_busy(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
-                    ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
-                ), u AS (
-                    UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
-                           locked_until = now() + make_interval(secs => \(seconds))
-                    FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
-                    RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
-                              d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
-                )
-                SELECT u.*, coalesce(p.token, ct.token) AS token, coalesce(p.environment, ct.environment) AS environment,
-                       coalesce(p.retired_at, ct.retired_at) IS NOT NULL AS retired
-                FROM u
-                LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
-                LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
-                ORDER BY u.delivery_id
-                """)
-        }
+            try await connection.pipeline([Self.withdrawStale(), Self.claimable(limit: limit, seconds: seconds, apps: apps)])
+        }.last ?? []
         return try rows.map { row in
             let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
             let targetID = try row.decode("target_id", as: Int64?.self)
@@ -66,6 +44,33 @@ public struct DeliveryRepository: Sendable {
                 environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
                 tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
         }
+    }
+
+    /// Claims up to `limit` due rows for `seconds`: pending, signable here, not withdrawn, not behind a push of the
+    /// same sequence still in flight; returns them with their token.
+    static func claimable(limit: Int, seconds: Double, apps: Set<String>?) -> PostgresQuery {
+        """
+        WITH c AS (
+            SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
+            WHERE state = 'pending' AND run_at <= now()
+              AND \(Self.signable(by: apps))
+              AND delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
+              AND NOT delivery_sequence_busy(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
+            ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+        ), u AS (
+            UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
+                   locked_until = now() + make_interval(secs => \(seconds))
+            FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
+            RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
+                      d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
+        )
+        SELECT u.*, coalesce(p.token, ct.token) AS token, coalesce(p.environment, ct.environment) AS environment,
+               coalesce(p.retired_at, ct.retired_at) IS NOT NULL AS retired
+        FROM u
+        LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
+        LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
+        ORDER BY u.delivery_id
+        """
     }
 
     /// Whether an outbox row (columns unqualified) is of one of `apps`; nil: every app. A row without an app is of

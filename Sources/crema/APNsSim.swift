@@ -36,8 +36,9 @@ extension Crema {
                   {"type":"unregistered","token":"<hex>","since":1732250000000}
                   {"type":"status","status":503,"reason":"ServiceUnavailable",
                    "retry_after":30,"count":3,"token":"<hex or omit for any>"}
-                  {"type":"latency","milliseconds":2000,"count":1}
+                  {"type":"latency","milliseconds":2000,"count":1,"token":"<hex or omit for any>"}
                   {"type":"drop_connection","count":1}
+                  {"type":"goaway","count":1}   (answer, then GOAWAY and close the connection)
                 Example:
                   curl --cacert .crema/apns-sim/ca.pem \\
                     https://127.0.0.1:2197/sim/requests

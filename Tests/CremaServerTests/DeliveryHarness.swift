@@ -12,6 +12,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Prometheus
+import Synchronization
 
 /// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by the API's
 /// change feed in process, further dispatchers by its real NOTIFY), the real APNs client, and the project's APNs
@@ -24,6 +25,9 @@ struct DeliveryHarness: Sendable {
     let registry: PrometheusCollectorRegistry
     /// The dispatchers' keyrings (one per dispatcher, as one per process).
     let keyrings: [SigningKeyring]
+    /// Starts the dispatchers of a harness run with `dispatchHeld` (a no-op otherwise), so a test can build up a
+    /// backlog and have it claimed in one go.
+    let startDispatching: @Sendable () -> Void
 
     /// Fast retries so fault tests finish quickly; the attempt limit is the production one.
     static var fastRetries: DispatcherConfiguration {
@@ -36,7 +40,7 @@ struct DeliveryHarness: Sendable {
 
     static func run(
         _ label: String = #function, dispatcher settings: DispatcherConfiguration = fastRetries, dispatchers: Int = 1,
-        trusting extraKeys: [APNsSigningKey] = [], _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
+        dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -70,23 +74,26 @@ struct DeliveryHarness: Sendable {
                 }
                 let feeds = keyrings.indices.map { $0 == 0 ? changes : ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger) }
                 dependencies.apnsKeysChanged = { for keyring in keyrings { try? await keyring.reload() } }
-                var running = feeds.dropFirst().map { feed in Task { try await feed.run() } }
-                for (keyring, feed) in zip(keyrings, feeds) {
-                    let dispatcher = Dispatcher(
+                let running = RunningTasks()
+                for feed in feeds.dropFirst() { running.add(Task { try await feed.run() }) }
+                let dispatchersToStart = zip(keyrings, feeds).map { keyring, feed in
+                    Dispatcher(
                         store: service.database.deliveries, client: client, keyring: keyring, apnsKeys: service.database.apnsKeys,
                         changes: feed, configuration: settings, registry: registry, logger: logger)
-                    running.append(Task { try await dispatcher.run() })
                 }
-                defer { for task in running { task.cancel() } }
+                let startDispatching: @Sendable () -> Void = {
+                    guard running.markDispatching() else { return }
+                    for dispatcher in dispatchersToStart { running.add(Task { try await dispatcher.run() }) }
+                }
+                if !dispatchHeld { startDispatching() }
+                defer { running.cancelAll() }
                 let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
                 try await app.test(.router) { http in
                     try await body(DeliveryHarness(
-                        api: APIClient(client: http), db: db, simulator: simulator, registry: registry, keyrings: keyrings))
+                        api: APIClient(client: http), db: db, simulator: simulator, registry: registry, keyrings: keyrings,
+                        startDispatching: startDispatching))
                 }
-                for task in running {
-                    task.cancel()
-                    _ = await task.result
-                }
+                await running.stop()
             }
         } catch {
             try? await client.shutdown()
@@ -95,6 +102,30 @@ struct DeliveryHarness: Sendable {
         }
         try await client.shutdown()
         try await simulator.shutdown()
+    }
+
+    /// The harness's background tasks (change feeds, dispatchers), stopped together at the end of a run.
+    final class RunningTasks: Sendable {
+        private let state = Mutex<(tasks: [Task<Void, any Error>], dispatching: Bool)>(([], false))
+
+        func add(_ task: Task<Void, any Error>) { state.withLock { $0.tasks.append(task) } }
+
+        /// True the first time only: the dispatchers start once.
+        func markDispatching() -> Bool {
+            state.withLock { state in
+                defer { state.dispatching = true }
+                return !state.dispatching
+            }
+        }
+
+        func cancelAll() { for task in state.withLock({ $0.tasks }) { task.cancel() } }
+
+        func stop() async {
+            for task in state.withLock({ $0.tasks }) {
+                task.cancel()
+                _ = await task.result
+            }
+        }
     }
 
     // MARK: - Helpers

@@ -8,9 +8,10 @@ public import Prometheus
 public import ServiceLifecycle
 
 /// Sends the outbox to APNs (docs/design.md §6): wakes on order changes (`ChangeFeed`; 1 s poll fallback), claims
-/// due rows under a lease with SKIP LOCKED, sends each batch concurrently over one HTTP/2 connection, records
-/// outcomes in one statement per batch, rescues expired leases and prunes finished rows. At least once: a crash
-/// between sending and recording sends those rows again after their lease.
+/// due rows under a lease with SKIP LOCKED, keeps up to a batch of pushes in flight per worker over HTTP/2,
+/// records outcomes as they come back (all that finished meanwhile in one statement), rescues expired leases and
+/// prunes finished rows. At least once: a crash between sending and recording sends those rows again after their
+/// lease.
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient
@@ -41,7 +42,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
     }
 
     public func run() async throws {
-        let doorbell = Doorbell()
+        // One doorbell per worker: order changes ring them all, a finished send only its own worker's.
+        let doorbells = (0..<max(1, configuration.workers)).map { _ in Doorbell() }
         let changes = self.changes?.subscribe()
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
@@ -54,10 +56,12 @@ public struct Dispatcher: Service, CustomStringConvertible {
             await withTaskGroup(of: Void.self) { group in
                 if let changes {
                     group.addTask {
-                        for await _ in changes { await doorbell.ring() }
+                        for await _ in changes {
+                            for doorbell in doorbells { await doorbell.ring() }
+                        }
                     }
                 }
-                for worker in 0..<configuration.workers {
+                for (worker, doorbell) in doorbells.enumerated() {
                     group.addTask { await self.work(worker, doorbell: doorbell) }
                 }
                 group.addTask { await self.maintain() }
@@ -68,39 +72,53 @@ public struct Dispatcher: Service, CustomStringConvertible {
         logger.info("dispatcher stopped")
     }
 
-    /// One claim–send–record loop.
+    /// One claim–send–record loop with up to `batchSize` pushes in flight. Each send runs as its own task and its
+    /// outcome is recorded as soon as the worker gets to it, together with every other one that came back
+    /// meanwhile; freed room is claimed again. A slow answer therefore holds only its own push, never a batch.
     func work(_ worker: Int, doorbell: Doorbell) async {
-        var failing = false
-        while !Task.isCancelled {
-            do {
-                let batch = try await store.claim(limit: configuration.batchSize, lease: configuration.lease, apps: keyring.apps)
-                if failing {
-                    logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
-                    failing = false
+        let finished = FinishedSends()
+        await withDiscardingTaskGroup { group in
+            var window = SendWindow(capacity: configuration.batchSize)
+            var failing = false
+            while !Task.isCancelled {
+                do {
+                    let done = finished.takeAll()
+                    if !done.isEmpty {
+                        do {
+                            try await store.record(done)
+                        } catch {
+                            // Kept to record again: recording late is better than sending twice after the lease.
+                            finished.restore(done)
+                            throw error
+                        }
+                        window.finished(done.count)
+                        for result in done { metrics.record(result) }
+                    }
+                    var claimedAll = false
+                    if let limit = window.claimLimit {
+                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps)
+                        window.started(batch.count)
+                        for delivery in batch {
+                            group.addTask {
+                                finished.add(await self.send(delivery))
+                                await doorbell.ring()
+                            }
+                        }
+                        claimedAll = batch.count == limit
+                    }
+                    if failing {
+                        logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
+                        failing = false
+                    }
+                    // Sleep only when nothing came back and the outbox had no more for us; a finished send or an
+                    // order change rings the doorbell.
+                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
+                } catch {
+                    if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
+                    failing = true
+                    try? await Task.sleep(for: configuration.pollInterval)
                 }
-                if batch.isEmpty {
-                    await doorbell.wait(timeout: configuration.pollInterval)
-                    continue
-                }
-                let results = await send(batch)
-                try await store.record(results)
-                for result in results { metrics.record(result) }
-            } catch {
-                if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
-                failing = true
-                try? await Task.sleep(for: configuration.pollInterval)
             }
-        }
-    }
-
-    /// Sends every row of a batch at once; the client multiplexes them over HTTP/2.
-    func send(_ batch: [ClaimedDelivery]) async -> [DeliveryResult] {
-        await withTaskGroup(of: DeliveryResult.self) { group in
-            for delivery in batch { group.addTask { await self.send(delivery) } }
-            var results: [DeliveryResult] = []
-            results.reserveCapacity(batch.count)
-            for await result in group { results.append(result) }
-            return results
         }
     }
 
