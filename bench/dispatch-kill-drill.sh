@@ -31,22 +31,7 @@ while getopts "n:k:l:" opt; do
 done
 sim_port=${BENCH_SIM_PORT:-18445}
 CREMA=$(crema_bin)
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=bench/results/dispatch-kill-drill-$stamp
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cluster=$(mktemp -d /tmp/crema-dkill.XXXXXX)
-SIM_PID="" DISPATCH_PID=""
-
-cleanup() {
-  [ -n "$DISPATCH_PID" ] && stop_pid "$DISPATCH_PID"
-  [ -n "$SIM_PID" ] && stop_pid "$SIM_PID"
-  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
-  rm -rf "$cluster"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $*" | tee -a "$out/run.log"; }
+bench_workspace dispatch-kill-drill
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 q() { psql "$conninfo" -XAt -F ' ' -v ON_ERROR_STOP=1 -c "$1"; }

@@ -42,22 +42,7 @@ port=${BENCH_PORT:-18092}
 sim_port=${BENCH_SIM_PORT:-18444}
 CREMA=$(crema_bin)
 PY=$(bench_venv)
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=bench/results/dispatch-latency-$stamp
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cluster=$(mktemp -d /tmp/crema-latency.XXXXXX)
-SIM_PID="" SERVE_PID=""
-
-cleanup() {
-  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"
-  [ -n "$SIM_PID" ] && stop_pid "$SIM_PID"
-  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
-  rm -rf "$cluster"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $*" | tee -a "$out/run.log"; }
+bench_workspace dispatch-latency
 
 { machine_info; echo "rate: $rate/s, measured: ${duration}s after ${warmup}s warm-up"; } | tee "$out/machine.txt"
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Dispatcher throughput (docs/design.md §8: at least 3x the Python aioapns client, same pushes, same simulator).
 #
+# Core for core (issue #14): by default each client runs alone on core 0 (taskset) and everything else -- the
+# simulator, PostgreSQL, this script and its psql polls -- on core 1, for both sides, so the ratio compares the
+# clients and not how they share the machine with the server they talk to. -u runs unpinned (the old set-up).
+#
 # One private PostgreSQL cluster and one `crema apns-sim` (HTTP/2 + TLS, its own P-256 key) for the whole run.
 # Each round gets a fresh database (crema migrate, then bench/outbox-fixture.sql: N pending alert pushes, each
 # to its own customer token; VACUUM ANALYZE; CHECKPOINT), and then both sides, one after the other, each with
@@ -23,21 +27,21 @@
 # dispatch, simulator, PostgreSQL, peer) in ms per push.
 #
 # Usage: bench/dispatch.sh [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY] [-m PEER_MAX_CONNECTIONS]
-#                          [-q WAIT] [N]
+#                          [-q WAIT] [-u] [N]
 #   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 128 (as many pushes in flight as crema's
 #   2 x 64; at 250 and more, aioapns overruns the HTTP/2 connection window and gives up on some pushes),
 #   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
 #   which other work used more than 15 % of a core is marked NOISY.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443).
 # Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use).
-# Raw outputs: bench/results/dispatch-<time>-n<N>/ (git-ignored); one line per round in
+# Raw outputs: bench/results/dispatch-n<N>-<time>/ (git-ignored); one line per round in
 # bench/results/dispatch-history.tsv. Exits 1 when a round is invalid, never because of the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0
-while getopts "r:b:w:c:m:q:" opt; do
+rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1
+while getopts "r:b:w:c:m:q:u" opt; do
   case "$opt" in
     r) rounds=$OPTARG ;;
     b) batch=$OPTARG ;;
@@ -45,7 +49,8 @@ while getopts "r:b:w:c:m:q:" opt; do
     c) peer_concurrency=$OPTARG ;;
     m) peer_connections=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
-    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    u) pinned=0 ;;
+    *) sed -n '2,34p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -54,22 +59,18 @@ port=${BENCH_SIM_PORT:-18443}
 CREMA=$(crema_bin)
 PY=$(bench_venv)
 
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=bench/results/dispatch-$stamp-n$n
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cluster=$(mktemp -d /tmp/crema-dispatch.XXXXXX)
-SIM_PID="" DISPATCH_PID=""
+if [ "$pinned" = 1 ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "pinning needs 2 cores; run with -u" >&2; exit 2; }
+  command -v taskset > /dev/null || { echo "pinning needs taskset (util-linux); run with -u" >&2; exit 2; }
+  CLIENT_CPU=0 SERVER_CPU=1
+  # This script and everything it starts (the cluster, the simulator, psql) inherit core 1; clients go to core 0.
+  taskset -cp "$SERVER_CPU" $$ > /dev/null
+  CLIENT=(taskset -c "$CLIENT_CPU")
+else
+  CLIENT=()
+fi
 
-cleanup() {
-  [ -n "$DISPATCH_PID" ] && stop_pid "$DISPATCH_PID"
-  [ -n "$SIM_PID" ] && stop_pid "$SIM_PID"
-  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
-  rm -rf "$cluster"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $*" | tee -a "$out/run.log"; }
+bench_workspace dispatch-n"$n"
 now() { date +%s.%N; }
 
 {
@@ -77,6 +78,8 @@ now() { date +%s.%N; }
   echo "python: $("$PY" --version 2>&1); aioapns $("$PY" -c 'import importlib.metadata as m; print(m.version("aioapns"))')"
   echo "N: $n, rounds: $rounds, crema dispatch --batch-size $batch --workers $workers;" \
     "aioapns max_connections $peer_connections, concurrency $peer_concurrency"
+  if [ "$pinned" = 1 ]; then echo "pinned: clients on core $CLIENT_CPU; simulator, PostgreSQL and this script on core $SERVER_CPU"
+  else echo "unpinned"; fi
 } | tee "$out/machine.txt"
 
 log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$port"
@@ -98,7 +101,7 @@ side_crema() { # side_crema ROUND
   sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   t0=$(now)
   # Each output line gets the time it was read (so "Crema dispatcher running" marks the end of start-up).
-  CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
+  CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning ${CLIENT[@]+"${CLIENT[@]}"} "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
     > >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "$out/r$r-crema.log") 2>&1 &
   DISPATCH_PID=$!
   wait_drained "$DB" 600 0.1
@@ -117,7 +120,7 @@ side_peer() { # side_peer ROUND
   local r=$1 sim0 sim1 pg0 pg1 peer status=0 m0 m1 mt0 mt1
   sim_curl DELETE /sim/requests > /dev/null
   sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
-  /usr/bin/time -f '%U %S' -o "$out/r$r-peer-time.txt" timeout 600 "$PY" bench/apns_peer.py --conninfo "$DB" \
+  /usr/bin/time -f '%U %S' -o "$out/r$r-peer-time.txt" timeout 600 ${CLIENT[@]+"${CLIENT[@]}"} "$PY" bench/apns_peer.py --conninfo "$DB" \
     --url "$CREMA_APNS_URL" --ca-file "$CREMA_APNS_CA_FILE" --key-file "$CREMA_APNS_KEY_FILE" \
     --key-id "$CREMA_APNS_KEY_ID" --team-id "$CREMA_APNS_TEAM_ID" --topic "$BENCH_BUNDLE_ID" \
     --concurrency "$peer_concurrency" --max-connections "$peer_connections" \

@@ -1,4 +1,5 @@
-# Shared by the bench/ scripts: ingest.sh, kill-drill.sh, pg-restart-drill.sh, dispatch.sh, dispatch-latency.sh, dispatch-kill-drill.sh
+# Shared by the bench/ scripts: ingest.sh, kill-drill.sh, pg-restart-drill.sh, dispatch.sh, dispatch-latency.sh, dispatch-kill-drill.sh,
+# backlog-drain.sh
 #
 # Everything here talks to 127.0.0.1 and to a private PostgreSQL cluster on a Unix socket only.
 
@@ -12,6 +13,27 @@ crema_bin() {
   [ -x "$bin" ] || { echo "no crema binary at $bin (swift build -c release --product crema --scratch-path .build-release, or set CREMA_BIN)" >&2; return 1; }
   echo "$bin"
 }
+
+# bench_workspace NAME: a results folder bench/results/NAME-<time>/ (absolute path in $out; git-ignored) and an
+# empty folder for a private cluster ($cluster), a `log` function writing to both the terminal and run.log, and an
+# exit trap that stops whatever SIM_PID, SERVE_PID and DISPATCH_PID name, then the cluster, and removes it.
+bench_workspace() {
+  out=bench/results/$1-$(date -u +%Y%m%dT%H%M%SZ)
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  cluster=$(mktemp -d "/tmp/crema-$1.XXXXXX")
+  SIM_PID="" SERVE_PID="" DISPATCH_PID=""
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+bench_cleanup() {
+  [ -n "${DISPATCH_PID:-}" ] && stop_pid "$DISPATCH_PID"
+  [ -n "${SERVE_PID:-}" ] && stop_pid "$SERVE_PID"
+  [ -n "${SIM_PID:-}" ] && stop_pid "$SIM_PID"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
+  rm -rf "$cluster"
+}
+log() { echo "== $*" | tee -a "$out/run.log"; }
 
 # start_serve CONNINFO PORT POOL LOGFILE: starts `crema serve` in the background; sets SERVE_PID.
 start_serve() {

@@ -58,3 +58,23 @@ struct SendWindowTests {
         #expect(window.inFlight == 0)
     }
 }
+
+/// When a worker holds a few outcomes back to record them together.
+struct SendWindowRecordingTests {
+    @Test("a few outcomes wait for more while many sends are still out")
+    func fewOutcomesWaitForMore() {
+        var window = SendWindow(capacity: 64)
+        window.started(64)
+        #expect(window.isWorthWaiting(finished: 1))
+        #expect(window.isWorthWaiting(finished: 15))
+    }
+
+    @Test("a quarter of the window, or every send that was out, is recorded at once")
+    func enoughOutcomesAreRecordedAtOnce() {
+        var window = SendWindow(capacity: 64)
+        window.started(64)
+        #expect(!window.isWorthWaiting(finished: 16))
+        window.finished(60)
+        #expect(!window.isWorthWaiting(finished: 4))
+    }
+}

@@ -82,7 +82,16 @@ public struct Dispatcher: Service, CustomStringConvertible {
             var failing = false
             while !Task.isCancelled {
                 do {
-                    let done = finished.takeAll()
+                    var done = finished.takeAll()
+                    // A few outcomes while many sends are still out: wait a moment for more, so a statement records
+                    // a batch at high rates, and never longer than the linger, so a slow send holds no one.
+                    if !done.isEmpty, window.isWorthWaiting(finished: done.count) {
+                        let until = ContinuousClock.now + configuration.recordLinger
+                        while window.isWorthWaiting(finished: done.count), ContinuousClock.now < until {
+                            await doorbell.wait(timeout: until - ContinuousClock.now)
+                            done += finished.takeAll()
+                        }
+                    }
                     if !done.isEmpty {
                         do {
                             try await store.record(done)

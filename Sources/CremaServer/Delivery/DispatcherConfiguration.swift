@@ -3,10 +3,12 @@ public import Foundation
 
 /// How a dispatcher claims and sends: sizes, lease, wake-up fallback, retention, retries.
 public struct DispatcherConfiguration: Sendable {
-    /// Rows claimed per batch; each batch is sent concurrently and recorded in one statement.
+    /// The most pushes each worker has in flight; claims and records are batched up to it.
     public var batchSize: Int = 64
     /// Independent claim–send–record loops; SKIP LOCKED keeps them (and other processes) apart.
     public var workers: Int = 2
+    /// How long a few finished sends may wait for more before they are recorded (see `SendWindow`).
+    public var recordLinger: Duration = .milliseconds(2)
     /// How long a claim holds a row; past it, a crashed dispatcher's rows are rescued.
     public var lease: Duration = .seconds(60)
     /// The poll fallback when no NOTIFY arrives.
