@@ -8,9 +8,12 @@ SELECT 'default', 'bench', md5('order' || i)::uuid, i, 'B-' || i, 'bench-' || i,
 FROM generate_series(1, :n) AS i;
 INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment)
 SELECT 'default', 'bench-' || i, 'alert', md5('token' || i) || md5('more' || i), 'production' FROM generate_series(1, :n) AS i;
+-- Statistics for the join below, and the tenant in it, so it probes the token index instead of scanning the
+-- whole table once per row (100,000 rows took minutes without).
+ANALYZE customer_tokens;
 INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id, push_type,
                              priority, topic, bundle_id, collapse_id, body, expires_at, reason_code, reason)
 SELECT 'default', 'bench', md5('order' || i)::uuid, 2, 'ready', 'alert', t.token_id, 'alert', 10, :'topic', :'topic', md5('order' || i)::uuid::text,
        '{"aps":{"alert":{"body":"Your oat latte is waiting at the counter.","title":"Order #' || i || ' is ready"},"interruption-level":"time-sensitive","sound":"default","thread-id":"' || md5('order' || i)::uuid || '"}}',
        now() + interval '1 hour', 'alert_no_activity', 'bench fixture'
-FROM generate_series(1, :n) AS i JOIN customer_tokens t ON t.customer_ref = 'bench-' || i;
+FROM generate_series(1, :n) AS i JOIN customer_tokens t ON t.tenant_id = 'default' AND t.customer_ref = 'bench-' || i;

@@ -78,8 +78,6 @@ struct APNsRuntime {
         return "APNs: delivering with the configured key (topic \(bundleID)) and each app's active key from the database"
     }
 
-    func shutdown() async {
-        try? await client.shutdown()
-        try? await simulator?.shutdown()
-    }
+    /// Closes the client and the simulator when the process's service group stops (list it before the dispatcher).
+    var service: APNsService { APNsService(client: client, simulator: simulator) }
 }

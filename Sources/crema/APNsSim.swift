@@ -94,7 +94,7 @@ extension Crema {
             if bundleID.count > 1 { say("# topics of: \(bundleID.joined(separator: ", "))") }
 
             let group = ServiceGroup(
-                services: [SimulatorService(simulator: simulator)],
+                services: [APNsService(client: nil, simulator: simulator)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger)
             try await group.run()
@@ -140,15 +140,5 @@ extension Crema {
         private static func absolute(_ path: String) -> String {
             URL(fileURLWithPath: path).standardizedFileURL.path
         }
-    }
-}
-
-/// Keeps the simulator running until the service group shuts down, then closes it.
-private struct SimulatorService: Service {
-    let simulator: APNsSimulator
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        try await simulator.shutdown()
     }
 }

@@ -22,7 +22,7 @@ extension Crema {
                 CREMA_APNS_* variables as `crema serve`; with no Apple key it sends to an in-process simulator.
                 """)
 
-        @Option(help: "Rows claimed per batch.") var batchSize = 64
+        @Option(help: "Pushes in flight per worker; claims and records are batched up to it.") var batchSize = 64
         @Option(help: "Concurrent claim–send–record loops.") var workers = 2
         @Option(help: "Lease in seconds: rows held by a dispatcher that dies come back after this.") var leaseSeconds = 60
 
@@ -48,17 +48,15 @@ extension Crema {
                 configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: changes), .init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                    services: [.init(service: apns.service), .init(service: changes), .init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             say("Crema dispatcher running (Ctrl-C to stop)")
             do {
                 try await group.run()
             } catch {
-                await apns.shutdown()
                 await pool.close()
                 try? await database.stopClusterIfStartedHere()
                 throw error
             }
-            await apns.shutdown()
             await pool.close()
             try await database.stopClusterIfStartedHere()
         }

@@ -93,16 +93,14 @@ extension Crema {
                 registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
-                services: [dispatcher]
+                services: [apns.service, dispatcher]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()
             } catch {
-                await apns.shutdown()
                 try? await database.stopClusterIfStartedHere()
                 throw error
             }
-            await apns.shutdown()
             try await database.stopClusterIfStartedHere()
         }
 
