@@ -163,7 +163,7 @@ public final class APNsClient: Sendable {
         var response = APNsResponse(status: status)
         response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
         if let retryAfter = headers.first(name: "retry-after"),
-            let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces))
+            let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0
         {
             response.retryAfter = seconds
         }

@@ -7,9 +7,9 @@ final class SimulatorConnection: Sendable {
     let id: Int
     let httpVersion: String
     private let token = Mutex<(current: String?, lastChange: Date?)>((nil, nil))
-    /// The highest HTTP/2 stream whose request was processed, and the last stream a GOAWAY named once one was
-    /// decided.
-    private let streams = Mutex<(highest: Int, goAwayAfter: Int?)>((0, nil))
+    /// HTTP/2 streams: the highest whose request was processed, how many processed ones are still unanswered, and
+    /// the last stream a GOAWAY named once one was decided.
+    private let streams = Mutex<(highest: Int, unanswered: Int, goAwayAfter: Int?)>((0, 0, nil))
 
     /// Notes that the request of `stream` is about to be processed; false when a GOAWAY already named an earlier
     /// stream as the last processed, so this one must not be.
@@ -17,7 +17,17 @@ final class SimulatorConnection: Sendable {
         streams.withLock { streams in
             if let last = streams.goAwayAfter, stream > last { return false }
             streams.highest = max(streams.highest, stream)
+            streams.unanswered += 1
             return true
+        }
+    }
+
+    /// Notes that a processed stream got its answer; true when that was the last one owed after a GOAWAY, so the
+    /// connection can close.
+    func answered() -> Bool {
+        streams.withLock { streams in
+            streams.unanswered = max(0, streams.unanswered - 1)
+            return streams.goAwayAfter != nil && streams.unanswered == 0
         }
     }
 

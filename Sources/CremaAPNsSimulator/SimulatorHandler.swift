@@ -66,7 +66,8 @@ final class SimulatorHandler: ChannelInboundHandler {
     private func perform(_ reply: SimulatorCore.Reply, for request: HTTPRequestHead, context: ChannelHandlerContext) {
         switch reply {
         case .drop:
-            (context.channel.parent ?? context.channel).close(promise: nil)
+            let http2Connection = connection.httpVersion == "h2" ? context.channel.parent : nil
+            (http2Connection ?? context.channel).close(promise: nil)
         case .respond(let status, let headers, let body, _, let goAway):
             var responseHeaders = HTTPHeaders(headers)
             responseHeaders.add(name: "content-length", value: String(body.count))
@@ -78,30 +79,29 @@ final class SimulatorHandler: ChannelInboundHandler {
             if !body.isEmpty {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(data: body)))), promise: nil)
             }
+            let http2Connection = connection.httpVersion == "h2" ? context.channel.parent : nil
+            if goAway, let parent = http2Connection {
+                // GOAWAY goes out before this answer: a stream refused after it is refused after the GOAWAY on the wire.
+                let lastStreamID = HTTP2StreamID(connection.goAway())
+                let frame = HTTP2Frame(
+                    streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+                parent.writeAndFlush(frame, promise: nil)
+            }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            if goAway {
-                let channel = context.channel
-                if connection.httpVersion == "h2", let parent = channel.parent {
-                    let lastStream = connection.goAway()
-                    done.whenComplete { _ in Self.goAway(parent, lastStream: lastStream) }
-                } else {
-                    done.whenComplete { _ in channel.close(promise: nil) }
+            if let parent = http2Connection {
+                // After a GOAWAY, the connection closes once every stream it still processes has its answer, and a
+                // moment later: closing with the client's next requests unread would reset the connection, and a
+                // reset can discard answers the client has not read yet.
+                if connection.answered() {
+                    done.whenComplete { _ in
+                        parent.eventLoop.scheduleTask(in: .milliseconds(100)) { parent.close(promise: nil) }
+                    }
                 }
-            } else if !keepAlive {
+            } else if goAway || !keepAlive {
                 let channel = context.channel
                 done.whenComplete { _ in channel.close(promise: nil) }
             }
         }
-    }
-
-    /// Sends GOAWAY on an HTTP/2 connection naming the highest stream processed so far as the last one (those are
-    /// still answered), then closes the connection a moment later: streams the client opened after it are never
-    /// processed, so it may send them again safely. (Over HTTP/1.1 the connection only closes.)
-    private static func goAway(_ connection: any Channel, lastStream: Int) {
-        let lastStreamID = HTTP2StreamID(lastStream)
-        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
-        connection.writeAndFlush(frame, promise: nil)
-        connection.eventLoop.scheduleTask(in: .milliseconds(100)) { connection.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -119,6 +119,8 @@ public struct DeliveryRepository: Sendable {
         var tenant_id: String
         var store_id: String
         var id: Int64
+        /// The attempt this outcome is of: a row re-claimed meanwhile (its lease ran out) is another attempt's.
+        var attempts: Int
         var state: String
         var run_at: Double?
         var status: Int?
@@ -131,12 +133,13 @@ public struct DeliveryRepository: Sendable {
         var uncounted: Bool = false
     }
 
-    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone.
+    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone. An outcome of an attempt that
+    /// is no longer the row's (its lease ran out and the row was claimed again) changes nothing.
     public func record(_ results: [DeliveryResult]) async throws {
         guard !results.isEmpty else { return }
         let rows = results.map { result -> ResultRow in
             let d = result.delivery
-            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, id: d.id, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
+            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, id: d.id, attempts: d.attempts, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
             switch result.outcome {
             case .sent(let status, _):
                 row.status = status
@@ -174,7 +177,7 @@ public struct DeliveryRepository: Sendable {
                 """
                 WITH r AS (
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
-                        tenant_id text, store_id text, id bigint, state text, run_at float8, status int, reason text, apns_id uuid,
+                        tenant_id text, store_id text, id bigint, attempts int, state text, run_at float8, status int, reason text, apns_id uuid,
                         retire_kind text, retire_id bigint, retire_since float8, uncounted boolean)
                 ), checked AS (
                     -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
@@ -197,7 +200,10 @@ public struct DeliveryRepository: Sendable {
                         apns_id = coalesce(r.apns_id, d.apns_id),
                         sent_at = CASE WHEN r.state = 'sent' THEN now() ELSE d.sent_at END,
                         finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN now() END
+                    -- Only the attempt this outcome is of: a late outcome of an earlier claim (its lease ran out and the
+                    -- row was claimed again) must not overwrite the newer attempt's.
                     FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
+                      AND d.attempts = r.attempts
                 ), activity AS (
                     UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
                     FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = r.tenant_id AND p.target_id = r.retire_id AND p.retired_at IS NULL

@@ -39,4 +39,12 @@ import Testing
         #expect(waits.count == policy.maxAttempts - 1)
         #expect(waits.reduce(0, +) == 254)
     }
+
+    @Test("a Retry-After of more than an hour, infinity or not-a-number is not taken at its word")
+    func absurdRetryAfterIsCapped() {
+        #expect(policy.delay(afterAttempt: 1, retryAfter: 1e300, random: 0) == RetryPolicy.longestRetryAfter)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .infinity, random: 0) == 1)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .nan, random: 0) == 1)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: 30, random: 0) == 30)
+    }
 }

@@ -38,10 +38,11 @@ import Testing
 
     @Test("a slow APNs answer holds only its own push: pushes to other tokens are sent and recorded while it waits")
     func slowAnswersHoldOnlyTheirOwnPush() async throws {
-        // More slow pushes than workers: a dispatcher that waited for a whole batch would have no worker left.
+        // More slow pushes than workers: a dispatcher that waited for a whole batch would have no worker left. The
+        // answers take 15 s, far longer than the others need on a loaded machine; the test waits for them at the end.
         try await H.run { h in
             let slow = (0..<(H.fastRetries.workers + 1)).map { H.token(UInt8(120 + $0)) }
-            for token in slow { h.simulator.inject(.latency(milliseconds: 8_000, count: 1, token: token)) }
+            for token in slow { h.simulator.inject(.latency(milliseconds: 15_000, count: 1, token: token)) }
             var slowOrders: [String] = []
             for (n, token) in slow.enumerated() {
                 slowOrders.append(try await readyAlert(h, customer: "c-slow-\(n)", token: token))

@@ -56,6 +56,29 @@ import Testing
         }
     }
 
+    @Test("a late outcome of an attempt whose lease ran out, and whose row was claimed again, changes nothing")
+    func lateOutcomeOfAnEarlierAttemptIsIgnored() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let first = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            // The first dispatcher loses the database past its lease; another rescues the row and claims it again.
+            try await expireLeases(db)
+            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            let second = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            #expect(second.id == first.id)
+            #expect(second.attempts == 2)
+            // The first comes back and records its attempt: the row is the second attempt's, so nothing changes.
+            try await deliveries.record([
+                DeliveryResult(delivery: first, outcome: .retry(at: Date().addingTimeInterval(3600), status: 503, reason: "ServiceUnavailable"))
+            ])
+            let state: PostgresQuery = "SELECT state || ' ' || attempts FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'"
+            #expect(try await db.scalar(state, as: String.self) == "inflight 2")
+            try await deliveries.record([DeliveryResult(delivery: second, outcome: .sent(status: 200, apnsID: nil))])
+            #expect(try await db.scalar(state, as: String.self) == "sent 2")
+        }
+    }
+
     /// Ends every running lease a second ago, as if the dispatcher holding it had died.
     private func expireLeases(_ db: TestDatabase) async throws {
         try await db.pool.withConnection { c in

@@ -9,6 +9,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first included; after the last one the push is dead-lettered.
     public var maxAttempts: Int
 
+    /// The longest `Retry-After` taken at its word.
+    public static let longestRetryAfter: Double = 3600
+
     public init(base: Double = 2, cap: Double = 600, maxAttempts: Int = 8) {
         self.base = base
         self.cap = cap
@@ -23,6 +26,8 @@ public struct RetryPolicy: Sendable, Hashable {
         let ceiling = min(cap, base * Double(1 << exponent))
         // Full jitter, but at least half the base so a burst of failures does not come back all at once.
         let jittered = max(base / 2, ceiling * min(max(random, 0), 1))
-        return max(jittered, retryAfter ?? 0)
+        // A server's Retry-After is honoured up to an hour; anything longer (or not a number) is not a plan.
+        let asked = retryAfter.flatMap { $0.isFinite ? min($0, Self.longestRetryAfter) : nil } ?? 0
+        return max(jittered, asked)
     }
 }

@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 public import CremaAPNs
 import CremaCore
+import CremaPostgres
 public import CremaStore
 import Foundation
 public import Logging
@@ -52,22 +53,30 @@ public struct Dispatcher: Service, CustomStringConvertible {
         } catch {
             logger.warning("could not read the APNs keys yet; retrying", metadata: ["error": "\(error)"])
         }
-        await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                if let changes {
-                    group.addTask {
-                        for await _ in changes {
-                            for doorbell in doorbells { await doorbell.ring() }
+        // On graceful shutdown the workers stop claiming and finish what they have in flight (each send is bounded
+        // by the APNs request timeout) and record it; then the wake-ups and the maintenance stop. A cancellation
+        // (the service group failing) stops at once and records what the cancelled sends return.
+        await withTaskGroup(of: Void.self) { group in
+            if let changes {
+                group.addTask {
+                    for await _ in changes {
+                        for doorbell in doorbells { await doorbell.ring() }
+                    }
+                }
+            }
+            group.addTask { await self.maintain() }
+            await withTaskGroup(of: Void.self) { workers in
+                for (worker, doorbell) in doorbells.enumerated() {
+                    workers.addTask {
+                        await withGracefulShutdownHandler {
+                            await self.work(worker, doorbell: doorbell)
+                        } onGracefulShutdown: {
+                            Task { await doorbell.ring() }
                         }
                     }
                 }
-                for (worker, doorbell) in doorbells.enumerated() {
-                    group.addTask { await self.work(worker, doorbell: doorbell) }
-                }
-                group.addTask { await self.maintain() }
-                await group.next()
-                group.cancelAll()
             }
+            group.cancelAll()
         }
         logger.info("dispatcher stopped")
     }
@@ -80,14 +89,17 @@ public struct Dispatcher: Service, CustomStringConvertible {
         await withDiscardingTaskGroup { group in
             var window = SendWindow(capacity: configuration.batchSize)
             var failing = false
+            var recordFailures = 0
             while !Task.isCancelled {
+                let stopping = Task.isShuttingDownGracefully
+                if stopping, window.inFlight == 0 { break }
                 do {
                     var done = finished.takeAll()
                     // A few outcomes while many sends are still out: wait a moment for more, so a statement records
                     // a batch at high rates, and never longer than the linger, so a slow send holds no one.
                     if !done.isEmpty, window.isWorthWaiting(finished: done.count) {
                         let until = ContinuousClock.now + configuration.recordLinger
-                        while window.isWorthWaiting(finished: done.count), ContinuousClock.now < until {
+                        while window.isWorthWaiting(finished: done.count), ContinuousClock.now < until, !Task.isCancelled {
                             await doorbell.wait(timeout: until - ContinuousClock.now)
                             done += finished.takeAll()
                         }
@@ -95,16 +107,24 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     if !done.isEmpty {
                         do {
                             try await store.record(done)
+                            recordFailures = 0
                         } catch {
-                            // Kept to record again: recording late is better than sending twice after the lease.
-                            finished.restore(done)
-                            throw error
+                            recordFailures += 1
+                            if Self.keepsForAnotherTry(error, failures: recordFailures) {
+                                // Recording late is better than sending again after the lease.
+                                finished.restore(done)
+                                throw error
+                            }
+                            logger.error(
+                                "could not record push outcomes; their rows are sent again when their lease runs out",
+                                metadata: ["count": "\(done.count)", "error": "\(error)"])
+                            recordFailures = 0
                         }
                         window.finished(done.count)
                         for result in done { metrics.record(result) }
                     }
                     var claimedAll = false
-                    if let limit = window.claimLimit {
+                    if !stopping, let limit = window.claimLimit {
                         let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps)
                         window.started(batch.count)
                         for delivery in batch {
@@ -119,8 +139,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
                         logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
                         failing = false
                     }
-                    // Sleep only when nothing came back and the outbox had no more for us; a finished send or an
-                    // order change rings the doorbell.
+                    // Sleep only when nothing came back and the outbox had no more for us; a finished send, an order
+                    // change or graceful shutdown rings the doorbell.
                     if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
                 } catch {
                     if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
@@ -129,7 +149,28 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 }
             }
         }
+        // Cancelled: the sends still out were cancelled and have returned. Their outcomes (and any kept ones) are
+        // recorded once more, outside the cancellation, so those rows come back after their backoff, not the lease.
+        let rest = finished.takeAll()
+        if !rest.isEmpty {
+            let store = self.store
+            do {
+                try await Task { try await store.record(rest) }.value
+            } catch {
+                logger.warning("could not record push outcomes at shutdown; their leases bring them back", metadata: ["count": "\(rest.count)", "error": "\(error)"])
+            }
+        }
     }
+
+    /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable, a
+    /// few times; an error in the outcomes themselves would fail every time, so those are given up at once.
+    static func keepsForAnotherTry(_ error: any Error, failures: Int) -> Bool {
+        guard let error = error as? PostgresError, error.isUnavailable else { return false }
+        return failures < maxRecordAttempts
+    }
+
+    /// Tries at recording one set of outcomes while the database is unavailable, a poll interval apart.
+    static let maxRecordAttempts = 5
 
     func send(_ delivery: ClaimedDelivery) async -> DeliveryResult {
         guard let token = delivery.token, let environment = delivery.environment, !delivery.tokenRetired else {

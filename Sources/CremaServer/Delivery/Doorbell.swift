@@ -1,7 +1,13 @@
-/// Wakes idle dispatcher workers: rung on every order change, waited on with a timeout (the poll fallback). A ring
-/// with nobody waiting is remembered once, so a notification that arrives mid-batch is never lost.
+/// Wakes idle dispatcher workers: rung on every order change and every finished send, waited on with a timeout (the
+/// poll fallback). A ring with nobody waiting is remembered once, so a notification that arrives mid-batch is never
+/// lost.
 actor Doorbell {
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private struct Waiter {
+        var continuation: CheckedContinuation<Void, Never>
+        var timer: Task<Void, Never>
+    }
+
+    private var waiters: [Int: Waiter] = [:]
     private var next = 0
     private var rung = false
 
@@ -10,8 +16,12 @@ actor Doorbell {
             rung = true
             return
         }
-        for waiter in waiters.values { waiter.resume() }
+        let woken = waiters
         waiters = [:]
+        for waiter in woken.values {
+            waiter.timer.cancel()
+            waiter.continuation.resume()
+        }
     }
 
     /// Returns when rung, after `timeout`, or when the task is cancelled.
@@ -22,23 +32,27 @@ actor Doorbell {
         }
         next += 1
         let id = next
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.park(id) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                await self.release(id)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Registered in the same turn of this actor as the check above: no ring can slip in between.
+                guard !Task.isCancelled else {
+                    continuation.resume()
+                    return
+                }
+                let timer = Task {
+                    try? await Task.sleep(for: timeout)
+                    self.release(id)
+                }
+                waiters[id] = Waiter(continuation: continuation, timer: timer)
             }
-            await group.next()
-            group.cancelAll()
-            self.release(id)
+        } onCancel: {
+            Task { await self.release(id) }
         }
     }
 
-    private func park(_ id: Int) async {
-        await withCheckedContinuation { continuation in waiters[id] = continuation }
-    }
-
     private func release(_ id: Int) {
-        waiters.removeValue(forKey: id)?.resume()
+        guard let waiter = waiters.removeValue(forKey: id) else { return }
+        waiter.timer.cancel()
+        waiter.continuation.resume()
     }
 }
