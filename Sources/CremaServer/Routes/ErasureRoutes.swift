@@ -30,7 +30,7 @@ struct ErasureRoutes {
         context.logger.info(
             "customer erased",
             metadata: [
-                "tenant": "\(tenant)", "orders": "\(counts.orders)", "events": "\(counts.events)", "deliveries": "\(counts.deliveries)",
+                "orders": "\(counts.orders)", "events": "\(counts.events)", "deliveries": "\(counts.deliveries)",
                 "tokens": "\(counts.tokens)", "idempotency_keys": "\(counts.idempotencyKeys)",
             ])
         return Response(status: .noContent)
