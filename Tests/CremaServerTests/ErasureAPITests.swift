@@ -152,6 +152,59 @@ import Testing
         }
     }
 
+    @Test("Erasure stays in the key's tenant, and a key limited to some stores may not erase")
+    func erasureIsTenantScoped() async throws {
+        try await APIHarness.run { api, db in
+            try await api.createStore()
+            _ = try await Self.place(api, ref: "c-shared", name: "Default Dana")
+            let harbor = try await TenantAPITests.harbor(api)
+            let harborStore = try await api.send(
+                .put, "/v1/stores/pier-1", body: #"{"name":"Pier 1"}"#, rawKey: TenantAPITests.bearer(harbor.pos))
+            #expect(harborStore.status == .created)
+            let placed = try await api.send(
+                .post, "/v1/orders", idempotencyKey: UUID().uuidString,
+                body: APIClient.orderBody(store: "pier-1").replacingOccurrences(of: "\"Ana\"", with: "\"Harbor Hana\"")
+                    .replacingOccurrences(of: "\"c-9\"", with: "\"c-shared\""),
+                rawKey: TenantAPITests.bearer(harbor.pos))
+            #expect(placed.status == .created)
+
+            let limited = try await TenantAPITests.issue(api, tenant: "harbor", role: "pos", stores: ["pier-1"])
+            let refused = try await api.send(.delete, "/v1/customers/c-shared", rawKey: TenantAPITests.bearer(limited))
+            #expect(refused.status == .forbidden && refused.errorCode == "forbidden")
+
+            let erased = try await api.send(.delete, "/v1/customers/c-shared", rawKey: TenantAPITests.bearer(harbor.admin))
+            #expect(erased.status == .noContent)
+            #expect(try await !Self.traces(of: "Default Dana", in: db).isEmpty)
+            #expect(try await Self.traces(of: "Harbor Hana", in: db).isEmpty)
+            #expect(try await db.scalar("SELECT count(*) FROM orders WHERE tenant_id = 'default' AND customer_ref = 'c-shared'", as: Int.self) == 1)
+        }
+    }
+
+    @Test("Erasure blanks the stored answers that mention the customer, so their retry cannot place again, and leaves others' replayable")
+    func storedAnswersOfOthersStayReplayable() async throws {
+        try await APIHarness.run { api, _ in
+            try await api.createStore()
+            let body = { (ref: String, posRef: String) in
+                """
+                {"store_id":"market-st","pos_ref":"\(posRef)","customer_ref":"\(ref)","display_name":"Ana","locale":"en",
+                 "items":[{"name":"Oat latte","quantity":1}],"eta":"\(Date().addingTimeInterval(600).formatted(.iso8601))"}
+                """
+            }
+            let erasedBody = body("c-1", "T-1")
+            let otherBody = body("c-12", "c-1")
+            #expect(try await api.post("/v1/orders", as: .pos, key: "till-erased", erasedBody).status == .created)
+            #expect(try await api.post("/v1/orders", as: .pos, key: "till-other", otherBody).status == .created)
+
+            #expect(try await api.send(.delete, "/v1/customers/c-1", as: .pos).status == .noContent)
+
+            let retried = try await api.post("/v1/orders", as: .pos, key: "till-erased", erasedBody)
+            #expect(retried.status == .unprocessableContent && retried.errorCode == "idempotency_mismatch")
+            let replayed = try await api.post("/v1/orders", as: .pos, key: "till-other", otherBody)
+            #expect(replayed.status == .created)
+            #expect(replayed.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+        }
+    }
+
     @Test("A customer token on a live activity of an erased customer's order is gone, so nothing more is planned for it")
     func erasedOrderPlansNoMorePushes() async throws {
         try await APIHarness.run { api, db in

@@ -93,8 +93,9 @@ public struct LifecycleRepository: Repository {
                 let targets = try answers[1].map(PersonalDataScrub.target(from:))
                 let tokens = try answers[2].first?.decode("n", as: Int.self) ?? 0
                 guard !targets.isEmpty || tokens > 0 else { return nil }
-                // The ref as it appears in a stored request body (canonical JSON): a string, quoted and escaped.
-                let quotedRef = String(decoding: try JSONEncoder.withoutEscapingSlashes.encode(customerRef), as: UTF8.self)
+                // The ref as a placement's stored request body (canonical JSON, sorted keys, no spaces) holds it: only
+                // `"customer_ref":"<ref>"`, so a short ref does not also match other fields of other customers' bodies.
+                let refField = #""customer_ref":"# + String(decoding: try JSONEncoder.withoutEscapingSlashes.encode(customerRef), as: UTF8.self)
                 let row = try await connection.query(
                     """
                     WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
@@ -102,7 +103,7 @@ public struct LifecycleRepository: Repository {
                     ), scrubbed_keys AS (
                         UPDATE idempotency_keys k SET request_body = '', response_body = ''
                         WHERE k.tenant_id = \(tenant) AND (k.request_body <> '' OR k.response_body <> '')
-                          AND (strpos(k.request_body, \(quotedRef)) > 0 OR EXISTS (
+                          AND (strpos(k.request_body, \(refField)) > 0 OR EXISTS (
                               SELECT 1 FROM p WHERE strpos(k.request_path, p.order_id::text) > 0 OR strpos(k.response_body, p.order_id::text) > 0))
                         RETURNING 1
                     ), counts AS (
