@@ -92,7 +92,8 @@ extension Crema {
                 store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, changes: changes,
                 registry: dependencies.registry, logger: logger)
             // Closes overdue orders and removes personal data past CREMA_RETENTION_DAYS; safe beside other processes.
-            let sweeper = LifecycleSweeper(service: service, retentionDays: configuration.retentionDays, logger: logger)
+            let sweeper = LifecycleSweeper(
+                service: service, retentionDays: configuration.retentionDays, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
                 services: [dispatcher, sweeper]

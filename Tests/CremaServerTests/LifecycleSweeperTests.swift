@@ -7,6 +7,7 @@ import CremaStore
 import CremaTestSupport
 import Foundation
 import Logging
+import Prometheus
 import Testing
 
 /// The lifecycle sweep on a real database with an injected clock (docs/data-lifecycle.md): overdue orders are closed
@@ -16,9 +17,11 @@ import Testing
     static let logger = Logger(label: "test")
 
     /// An order service and a sweeper on `db`, both reading `clock`.
-    static func sweeper(_ db: TestDatabase, clock: TestClock, retentionDays: Int = 30) -> (OrderService, LifecycleSweeper) {
+    static func sweeper(
+        _ db: TestDatabase, clock: TestClock, retentionDays: Int = 30, registry: PrometheusCollectorRegistry = .init()
+    ) -> (OrderService, LifecycleSweeper) {
         let service = OrderService(database: CremaDatabase(pool: db.pool), now: { clock.now })
-        return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, now: { clock.now }, logger: logger))
+        return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, now: { clock.now }, registry: registry, logger: logger))
     }
 
     static func placement(customer: String, name: String, eta: Date) -> OrderPlacement {
@@ -78,7 +81,8 @@ import Testing
     func queuedOrderExpiresPreparingDoesNot() async throws {
         try await TestDatabase.with { db in
             let clock = TestClock(Date())
-            let (service, sweeper) = Self.sweeper(db, clock: clock)
+            let registry = PrometheusCollectorRegistry()
+            let (service, sweeper) = Self.sweeper(db, clock: clock, registry: registry)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             let queued = try await Self.place(service, at: clock)
             let preparing = try await Self.place(service, at: clock)
@@ -94,6 +98,7 @@ import Testing
             #expect(closed.order.state == .canceled)
             #expect(closed.events.last?.data == ["reason": "never_started"])
             #expect(try await service.database.orders.order(id: preparing, in: .default)?.order.state == .preparing)
+            #expect(registry.emitToString().contains(#"crema_orders_expired_total{reason="never_started"} 1"#))
         }
     }
 
@@ -101,7 +106,8 @@ import Testing
     func retentionScrubsOldOrdersOnly() async throws {
         try await TestDatabase.with { db in
             let clock = TestClock(Date())
-            let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 30)
+            let registry = PrometheusCollectorRegistry()
+            let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 30, registry: registry)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             let old = try await Self.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
             try await Self.apply(service, .delayed(eta: clock.now.addingTimeInterval(900), reason: "Olga wanted extra foam"), to: old, as: .pos)
@@ -140,6 +146,7 @@ import Testing
             #expect(kept.order.customerRef == "c-new" && kept.order.displayName == "Nina Neworder")
 
             #expect(try await sweeper.sweep().scrubbed == 0)
+            #expect(registry.emitToString().contains("crema_orders_personal_data_removed_total 1"))
         }
     }
 }

@@ -3,6 +3,7 @@ import CremaCore
 public import CremaStore
 public import Foundation
 public import Logging
+public import Prometheus
 public import ServiceLifecycle
 
 /// Ends what nobody will end: closes orders that waited past their store's limits (an `expired` event through
@@ -26,13 +27,15 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
     let batchSize: Int
     let now: @Sendable () -> Date
     let logger: Logger
+    let metrics: LifecycleMetrics
 
     public var description: String { "LifecycleSweeper" }
 
     public init(
         service: OrderService, retentionDays: Int, interval: Duration = .seconds(30), batchSize: Int = 200,
-        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        now: @escaping @Sendable () -> Date = Date.init, registry: PrometheusCollectorRegistry = .init(), logger: Logger
     ) {
+        metrics = LifecycleMetrics(registry: registry)
         self.service = service
         self.retentionDays = retentionDays
         self.interval = interval
@@ -49,7 +52,10 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
         var expired = 0
         for overdue in try await lifecycle.overdue(now: at, limit: batchSize) {
             do {
-                if try await !service.expire(overdue).replayed { expired += 1 }
+                if try await !service.expire(overdue).replayed {
+                    expired += 1
+                    metrics.expired(overdue.reason)
+                }
                 logger.info(
                     "order expired",
                     metadata: ["order_id": "\(overdue.order.id)", "store_id": "\(overdue.order.storeID)", "reason": "\(overdue.reason.rawValue)"])
@@ -65,7 +71,10 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
             scrubbed += batch
             if batch < batchSize { break }
         }
-        if scrubbed > 0 { logger.info("personal data removed after retention", metadata: ["orders": "\(scrubbed)"]) }
+        if scrubbed > 0 {
+            metrics.scrubbed(scrubbed)
+            logger.info("personal data removed after retention", metadata: ["orders": "\(scrubbed)"])
+        }
         return Sweep(expired: expired, scrubbed: scrubbed)
     }
 
