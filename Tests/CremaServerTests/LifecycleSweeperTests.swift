@@ -149,4 +149,23 @@ import Testing
             #expect(registry.emitToString().contains("crema_orders_personal_data_removed_total 1"))
         }
     }
+
+    @Test("An open order of an erased customer that later ends with a free-text reason loses that reason to retention too")
+    func textAfterAnErasureIsRemovedByRetention() async throws {
+        try await TestDatabase.with { db in
+            let clock = TestClock(Date())
+            let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 30)
+            _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
+            let id = try await Self.place(service, customer: "c-gone", name: "Gina Gone", at: clock)
+            #expect(try await service.database.lifecycle.erase(customerRef: "c-gone", tenant: "default", now: clock.now)?.orders == 1)
+            try await Self.apply(service, .canceled(reason: "Gina called to cancel"), to: id, as: .pos)
+            #expect(try await service.database.orders.order(id: id, in: .default)?.order.cancelReason == "Gina called to cancel")
+
+            clock.advance(30 * 86_400 + 60)
+            #expect(try await sweeper.sweep().scrubbed == 1)
+            let order = try #require(try await service.database.orders.order(id: id, in: .default))
+            #expect(order.order.cancelReason == nil)
+            #expect(try await db.scalar("SELECT count(*) FROM order_events WHERE strpos(data::text, 'Gina') > 0", as: Int.self) == 0)
+        }
+    }
 }

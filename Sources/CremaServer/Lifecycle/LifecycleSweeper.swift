@@ -52,10 +52,10 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
         var expired = 0
         for overdue in try await lifecycle.overdue(now: at, limit: batchSize) {
             do {
-                if try await !service.expire(overdue).replayed {
-                    expired += 1
-                    metrics.expired(overdue.reason)
-                }
+                // A replay is another process's close, counted and logged there.
+                guard try await !service.expire(overdue).replayed else { continue }
+                expired += 1
+                metrics.expired(overdue.reason)
                 logger.info(
                     "order expired",
                     metadata: ["order_id": "\(overdue.order.id)", "store_id": "\(overdue.order.storeID)", "reason": "\(overdue.reason.rawValue)"])
