@@ -18,7 +18,8 @@ WHERE NOT (
     OR (e.event_type = 'delayed' AND o.state IN ('queued', 'preparing'))
     OR (e.event_type = 'ready' AND o.state = 'ready')
     OR (e.event_type = 'picked_up' AND o.state = 'picked_up')
-    OR (e.event_type = 'canceled' AND o.state = 'canceled'))
+    OR (e.event_type = 'canceled' AND o.state = 'canceled')
+    OR (e.event_type = 'expired' AND o.state = 'canceled'))
 UNION ALL
 SELECT 'idempotency keys without a stored answer', count(*) FROM idempotency_keys WHERE response_status = 0
 UNION ALL

@@ -45,6 +45,10 @@ public enum APIError: Error, Sendable, Equatable {
     case appRequired(String)
     /// DELETE of a token that is not registered (or was already retired).
     case unknownToken
+    /// An erasure naming a customer the tenant has no order or token of (never a silent success).
+    case customerNotFound
+    /// An erasure with a key limited to some stores: erasure reaches every store of the tenant.
+    case erasureNeedsWholeTenant
     case order(OrderError)
     case idempotencyMismatch
     case payloadTooLarge(limit: Int)
@@ -78,6 +82,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .appRequired: "app_required"
         case .customerTokensNotConfigured: "customer_tokens_not_configured"
         case .unknownToken: "unknown_token"
+        case .customerNotFound: "customer_not_found"
+        case .erasureNeedsWholeTenant: "forbidden"
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
         case .payloadTooLarge: "payload_too_large"
@@ -91,9 +97,9 @@ public enum APIError: Error, Sendable, Equatable {
         switch self {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
         case .unauthorized, .customerToken, .apiKeyExpired, .apiKeyRevoked: 401
-        case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted: 403
+        case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted, .erasureNeedsWholeTenant: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
-            .customerTokensNotConfigured: 404
+            .customerTokensNotConfigured, .customerNotFound: 404
         case .masterKeyNotConfigured, .appRequired, .bundleTaken: 409
         case .invalidAPNsKey: 422
         case .methodNotAllowed: 405
@@ -130,6 +136,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .methodNotAllowed(let allowed): "This path answers \(allowed.joined(separator: ", ")) only."
         case .unknownOrder: "There is no order with this id."
         case .unknownToken: "No such token is registered (it may have been retired after APNs refused it)."
+        case .customerNotFound: "This tenant has no order or token of this customer (an erased customer is no longer known)."
+        case .erasureNeedsWholeTenant: "A key limited to some stores cannot erase a customer: erasure reaches every store of the tenant."
         case .unknownStore(let id): "There is no store '\(id)'; create it with PUT /v1/stores/\(id)."
         case .unknownTenant(let id): "There is no tenant '\(id)' that this key can see."
         case .storeNotPermitted(let id): "This key is limited to other stores and cannot change store '\(id)'."

@@ -79,15 +79,15 @@ public struct OrderEventRequest: Codable, Sendable {
 
     /// The event this request describes; a missing field the type requires is a 400 naming it.
     public func event() throws(APIError) -> OrderEvent {
-        guard let type = OrderEventType(rawValue: type), type != .placed else {
-            let names = OrderEventType.allCases.filter { $0 != .placed }.map(\.rawValue).joined(separator: ", ")
+        guard let type = OrderEventType(rawValue: type), type != .placed, !type.isSystemOnly else {
+            let names = OrderEventType.allCases.filter { $0 != .placed && !$0.isSystemOnly }.map(\.rawValue).joined(separator: ", ")
             throw .invalidField(field: "type", reason: "must be one of \(names) (orders are placed with POST /v1/orders)")
         }
         if let expectedVersion, expectedVersion < 1 {
             throw .invalidField(field: "expected_version", reason: "must be a positive integer")
         }
         switch type {
-        case .placed: preconditionFailure("refused above")
+        case .placed, .expired: preconditionFailure("refused above")
         case .started: return .started(barista: try required(barista, "barista"))
         case .delayed: return .delayed(eta: try required(eta, "eta"), reason: reason)
         case .ready: return .ready(pickupPoint: pickupPoint)
@@ -102,13 +102,22 @@ public struct OrderEventRequest: Codable, Sendable {
     }
 }
 
-/// `PUT /v1/stores/{store}`.
+/// `PUT /v1/stores/{store}`. An absent expiry limit keeps the store's current one (the default for a new store).
 public struct StorePutRequest: Codable, Sendable {
     public var name: String
     public var timezone: String?
+    public var readyExpiryMinutes: Int?
+    public var queuedExpiryMinutes: Int?
 
-    public init(name: String, timezone: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case name, timezone
+        case readyExpiryMinutes = "ready_expiry_minutes", queuedExpiryMinutes = "queued_expiry_minutes"
+    }
+
+    public init(name: String, timezone: String? = nil, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil) {
         self.name = name
         self.timezone = timezone
+        self.readyExpiryMinutes = readyExpiryMinutes
+        self.queuedExpiryMinutes = queuedExpiryMinutes
     }
 }

@@ -174,23 +174,31 @@ public struct OrderPageResponse: Codable, Sendable {
     }
 }
 
-/// `{"store_id","name","timezone","created_at","updated_at"}`
+/// `{"store_id","name","timezone","ready_expiry_minutes","queued_expiry_minutes","created_at","updated_at"}`
 public struct StoreResponse: Codable, Sendable {
     public var storeID: String
     public var name: String
     public var timezone: String
+    /// Minutes an order may stay ready before Crema closes it (`expired`, `not_collected`); always sent, optional
+    /// only so that a client still reads an older server's store.
+    public var readyExpiryMinutes: Int?
+    /// Minutes an order may stay queued before Crema closes it (`expired`, `never_started`); as above.
+    public var queuedExpiryMinutes: Int?
     public var createdAt: Date
     public var updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
         case name, timezone
         case storeID = "store_id", createdAt = "created_at", updatedAt = "updated_at"
+        case readyExpiryMinutes = "ready_expiry_minutes", queuedExpiryMinutes = "queued_expiry_minutes"
     }
 
     public init(_ store: Store) {
         storeID = store.id
         name = store.name
         timezone = store.timezone
+        readyExpiryMinutes = store.expiryLimits.readyMinutes
+        queuedExpiryMinutes = store.expiryLimits.queuedMinutes
         createdAt = store.createdAt
         updatedAt = store.updatedAt
     }

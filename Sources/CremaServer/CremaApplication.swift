@@ -66,6 +66,7 @@ public enum CremaApplication {
         OrderRoutes(service: dependencies.service).register(on: router)
         TokenRoutes(service: dependencies.service).register(on: router)
         CustomerRoutes(service: dependencies.service).register(on: router)
+        ErasureRoutes(service: dependencies.service).register(on: router)
         StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
         BoardRoutes().register(on: router)
         AdminRoutes(

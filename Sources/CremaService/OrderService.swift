@@ -83,6 +83,24 @@ public struct OrderService: Sendable {
         }
     }
 
+    /// Closes an order the expiry sweep found overdue: the `expired` event by `system`, through `apply` like every
+    /// other event. Its version must still be the one the sweep saw (else `version_conflict`: the order moved on), and
+    /// its Idempotency-Key is derived from that version, so a second process closing the same order replays the first
+    /// close instead of closing twice.
+    public func expire(_ overdue: LifecycleRepository.OverdueOrder) async throws(StoreError) -> CommandResponse {
+        let order = overdue.order
+        let id = order.id.uuidString.lowercased()
+        let request = IdempotentRequest(
+            scope: Role.system.rawValue, key: "expire-\(id)-v\(order.version)", path: "POST /v1/orders/\(id)/events",
+            body: #"{"expected_version":\#(order.version),"reason":"\#(overdue.reason.rawValue)","type":"expired"}"#)
+        return try await apply(
+            .expired(reason: overdue.reason), to: order.id, in: TenantScope(tenant: overdue.tenant), expectedVersion: order.version,
+            role: .system, request: request)
+    }
+
+    /// The service's clock, for the work that runs beside commands (the expiry sweep, retention, erasure).
+    public var clock: @Sendable () -> Date { now }
+
     /// The app a token registration names, as the token repository reads it: the default tenant's configured app
     /// (`CREMA_APNS_TOPIC`, not a row in `apps`) is its default, so naming it is the same as naming none.
     public func tokenApp(_ requested: String?, tenant: String) -> String? {

@@ -27,6 +27,14 @@ public struct StoreService: Sendable {
         guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
         }
-        return try await stores.put(id: id, name: name, timezone: timezone, tenant: tenant)
+        for (field, minutes) in [("ready_expiry_minutes", request.readyExpiryMinutes), ("queued_expiry_minutes", request.queuedExpiryMinutes)] {
+            if let minutes, !ExpiryLimits.minutesRange.contains(minutes) {
+                throw APIError.order(.invalidValue(
+                    field: field, reason: "must be \(ExpiryLimits.minutesRange.lowerBound)–\(ExpiryLimits.minutesRange.upperBound) minutes"))
+            }
+        }
+        return try await stores.put(
+            id: id, name: name, timezone: timezone, tenant: tenant, readyExpiryMinutes: request.readyExpiryMinutes,
+            queuedExpiryMinutes: request.queuedExpiryMinutes)
     }
 }

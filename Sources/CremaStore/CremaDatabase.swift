@@ -17,6 +17,8 @@ public struct CremaDatabase: Sendable {
     public let apnsKeys: APNsKeyRepository
     public let apiKeys: APIKeyRepository
     public let customerTokenSettings: CustomerTokenSettingsRepository
+    /// Expiry, retention and erasure (docs/data-lifecycle.md).
+    public let lifecycle: LifecycleRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
 
@@ -34,6 +36,7 @@ public struct CremaDatabase: Sendable {
         apnsKeys = APNsKeyRepository(pool: pool)
         apiKeys = APIKeyRepository(pool: pool)
         customerTokenSettings = CustomerTokenSettingsRepository(pool: pool)
+        lifecycle = LifecycleRepository(pool: pool)
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it

@@ -92,7 +92,7 @@ public struct OrderRepository: Repository {
         try await database {
             try await pool.withConnection { connection in
                 let stores = try await connection.query(
-                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE \(scope.sql) AND store_id = \(id)")
+                    "SELECT \(unescaped: StoreRepository.columns) FROM stores WHERE \(scope.sql) AND store_id = \(id)")
                 guard let storeRow = stores.first else { throw StoreError.unknownStore(id) }
                 let rows = try await connection.query(
                     """

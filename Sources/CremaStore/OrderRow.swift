@@ -70,6 +70,7 @@ enum EventData {
         case .ready(let pickupPoint): ["pickup_point": pickupPoint.map(JSONValue.string) ?? .null]
         case .pickedUp: [:]
         case .canceled(let reason): ["reason": .string(reason)]
+        case .expired(let reason): ["reason": .string(reason.rawValue)]
         }
     }
 

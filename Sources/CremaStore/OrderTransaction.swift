@@ -164,7 +164,9 @@ public struct OrderTransaction: Sendable {
             ), updated AS (
                 UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                        barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
-                       cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb
+                       cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb,
+                       -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+                       personal_data_removed_at = NULL
                 WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))

@@ -7,8 +7,14 @@ public struct StoreRepository: Repository {
 
     public init(pool: PostgresPool) { self.pool = pool }
 
-    /// Creates or renames one of `tenant`'s stores; `created` tells which. Store ids are unique within a tenant.
-    public func put(id: String, name: String, timezone: String, tenant: String) async throws(StoreError) -> (store: Store, created: Bool) {
+    /// The columns `store(from:)` reads.
+    static let columns: StaticString = "store_id, name, timezone, created_at, updated_at, ready_expiry_minutes, queued_expiry_minutes"
+
+    /// Creates or renames one of `tenant`'s stores; `created` tells which. Store ids are unique within a tenant. A nil
+    /// expiry limit keeps the store's current one (the default, `ExpiryLimits.standard`, for a new store).
+    public func put(
+        id: String, name: String, timezone: String, tenant: String, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil
+    ) async throws(StoreError) -> (store: Store, created: Bool) {
         try await database {
             try await pool.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant)").isEmpty else {
@@ -18,9 +24,13 @@ public struct StoreRepository: Repository {
                 guard !known.isEmpty else { throw StoreError.invalidTimezone(timezone) }
                 let rows = try await connection.query(
                     """
-                    INSERT INTO stores (tenant_id, store_id, name, timezone) VALUES (\(tenant), \(id), \(name), \(timezone))
-                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now()
-                    RETURNING store_id, name, timezone, created_at, updated_at, (xmax = 0) AS created
+                    INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes)
+                    VALUES (\(tenant), \(id), \(name), \(timezone), \(readyExpiryMinutes ?? ExpiryLimits.standard.readyMinutes),
+                            \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes))
+                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now(),
+                        ready_expiry_minutes = coalesce(\(readyExpiryMinutes), stores.ready_expiry_minutes),
+                        queued_expiry_minutes = coalesce(\(queuedExpiryMinutes), stores.queued_expiry_minutes)
+                    RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
                     """)
                 let row = rows[0]
                 return (try Self.store(from: row), try row.decode("created", as: Bool.self))
@@ -33,7 +43,7 @@ public struct StoreRepository: Repository {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
-                    "SELECT store_id, name, timezone, created_at, updated_at FROM stores WHERE \(scope.sql) AND store_id = \(id)"
+                    "SELECT \(unescaped: Self.columns) FROM stores WHERE \(scope.sql) AND store_id = \(id)"
                 ).first.map(Self.store(from:))
             }
         }
@@ -42,6 +52,7 @@ public struct StoreRepository: Repository {
     static func store(from row: PostgresRow) throws -> Store {
         Store(
             id: try row.decode("store_id"), name: try row.decode("name"), timezone: try row.decode("timezone"),
-            createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"))
+            createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"),
+            expiryLimits: ExpiryLimits(readyMinutes: try row.decode("ready_expiry_minutes"), queuedMinutes: try row.decode("queued_expiry_minutes")))
     }
 }

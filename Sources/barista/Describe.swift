@@ -14,6 +14,7 @@ enum Describe {
         case .ready: "ready"
         case .pickedUp: "handoff"
         case .canceled: "cancel"
+        case .expired: "expire (Crema only)"
         }
     }
 

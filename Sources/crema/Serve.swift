@@ -72,7 +72,7 @@ extension Crema {
             // Only keys Crema generated itself are printed; configured keys are secrets and never echoed.
             if cluster != nil, configuration.apiKeys.isEmpty {
                 say("API keys (Authorization: Bearer <key>; saved in \(configuration.embeddedDirectory.path)/api-keys):")
-                for role in Role.allCases { if let key = keys.key(for: role) { say("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
+                for role in Role.keyRoles { if let key = keys.key(for: role) { say("  \(role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(key)") } }
             }
 
             say(apns.summary(privateDatabase: cluster != nil))
@@ -91,9 +91,12 @@ extension Crema {
             let dispatcher = Dispatcher(
                 store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, changes: changes,
                 registry: dependencies.registry, logger: logger)
+            // Closes overdue orders and removes personal data past CREMA_RETENTION_DAYS; safe beside other processes.
+            let sweeper = LifecycleSweeper(
+                service: service, retentionDays: configuration.retentionDays, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
-                services: [apns.service, dispatcher]
+                services: [apns.service, dispatcher, sweeper]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()

@@ -95,7 +95,8 @@ import Testing
         #expect(try keys(place.items[0]) == (try document.keys(of: "OrderItem").properties))
         let event = OrderEventRequest(type: "delayed", expectedVersion: 1, barista: "Sam", eta: Self.now, reason: "r", pickupPoint: "p")
         #expect(try keys(event) == (try document.oneOfKeys("OrderEvent")))
-        #expect(try keys(StorePutRequest(name: "Market St", timezone: "UTC")) == (try document.keys(of: "StorePut").properties))
+        let store = StorePutRequest(name: "Market St", timezone: "UTC", readyExpiryMinutes: 120, queuedExpiryMinutes: 240)
+        #expect(try keys(store) == (try document.keys(of: "StorePut").properties))
         #expect(
             try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example"))
                 == (try document.keys(of: "ActivityTokenPut").properties))
@@ -162,7 +163,8 @@ import Testing
     @Test func everyEnumTheDocumentListsIsTheSwiftEnumsCases() throws {
         func values(_ name: String) throws -> Set<String> { Set(try document.schema(name)["enum"] as? [String] ?? []) }
         #expect(try values("OrderState") == Set(OrderState.allCases.map(\.rawValue)))
-        #expect(try values("Role") == Set(Role.allCases.map(\.rawValue)))
+        #expect(try values("Role") == Set(Role.keyRoles.map(\.rawValue)))
+        #expect(try values("EventRole") == Set(Role.allCases.map(\.rawValue)))
         #expect(try values("APNsEnvironment") == Set(APNsEnvironment.allCases.map(\.rawValue)))
         #expect(try values("RecordedEventType") == Set(OrderEventType.allCases.map(\.rawValue)))
     }

@@ -29,6 +29,13 @@ enum Fixtures {
         case .ready: .ready(pickupPoint: "counter")
         case .pickedUp: .pickedUp
         case .canceled: .canceled(reason: "customer left")
+        case .expired: .expired(reason: .notCollected)
         }
+    }
+
+    /// The event of `type` as it would be sent to an order in `state`: an expiry names the reason that state has.
+    static func event(_ type: OrderEventType, for state: OrderState) -> OrderEvent {
+        guard type == .expired else { return event(type) }
+        return .expired(reason: state == .queued ? .neverStarted : .notCollected)
     }
 }

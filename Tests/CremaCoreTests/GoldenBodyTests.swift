@@ -27,6 +27,9 @@ import Testing
         Case(name: "picked_up-end", state: .pickedUp, event: .end, alertFor: nil),
         Case(name: "canceled-end", state: .canceled, event: .end, alertFor: .canceled),
         Case(name: "canceled-alert", state: .canceled, event: nil, alertFor: .canceled),
+        // An order Crema closed (`expired`): the quiet end the planner sends, and the alert wording the preview shows.
+        Case(name: "expired-end", state: .canceled, event: .end, alertFor: nil),
+        Case(name: "expired-alert", state: .canceled, event: nil, alertFor: .expired),
     ]
 
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")

@@ -19,6 +19,7 @@ import Testing
         Case(from: nil, event: .ready, to: nil),
         Case(from: nil, event: .pickedUp, to: nil),
         Case(from: nil, event: .canceled, to: nil),
+        Case(from: nil, event: .expired, to: nil),
 
         Case(from: .queued, event: .placed, to: nil),
         Case(from: .queued, event: .started, to: .preparing),
@@ -26,6 +27,7 @@ import Testing
         Case(from: .queued, event: .ready, to: .ready),
         Case(from: .queued, event: .pickedUp, to: nil),
         Case(from: .queued, event: .canceled, to: .canceled),
+        Case(from: .queued, event: .expired, to: .canceled),
 
         Case(from: .preparing, event: .placed, to: nil),
         Case(from: .preparing, event: .started, to: nil),
@@ -33,6 +35,7 @@ import Testing
         Case(from: .preparing, event: .ready, to: .ready),
         Case(from: .preparing, event: .pickedUp, to: nil),
         Case(from: .preparing, event: .canceled, to: .canceled),
+        Case(from: .preparing, event: .expired, to: nil),
 
         Case(from: .ready, event: .placed, to: nil),
         Case(from: .ready, event: .started, to: nil),
@@ -40,6 +43,7 @@ import Testing
         Case(from: .ready, event: .ready, to: nil),
         Case(from: .ready, event: .pickedUp, to: .pickedUp),
         Case(from: .ready, event: .canceled, to: .canceled),
+        Case(from: .ready, event: .expired, to: .canceled),
 
         Case(from: .pickedUp, event: .placed, to: nil),
         Case(from: .pickedUp, event: .started, to: nil),
@@ -47,6 +51,7 @@ import Testing
         Case(from: .pickedUp, event: .ready, to: nil),
         Case(from: .pickedUp, event: .pickedUp, to: nil),
         Case(from: .pickedUp, event: .canceled, to: nil),
+        Case(from: .pickedUp, event: .expired, to: nil),
 
         Case(from: .canceled, event: .placed, to: nil),
         Case(from: .canceled, event: .started, to: nil),
@@ -54,6 +59,7 @@ import Testing
         Case(from: .canceled, event: .ready, to: nil),
         Case(from: .canceled, event: .pickedUp, to: nil),
         Case(from: .canceled, event: .canceled, to: nil),
+        Case(from: .canceled, event: .expired, to: nil),
     ]
 
     @Test func theTableCoversEveryStateAndEventExactlyOnce() {
@@ -69,14 +75,15 @@ import Testing
 
     @Test(arguments: table) func transitionFollowsTheTable(_ row: Case) {
         #expect(OrderStateMachine.target(of: row.event, from: row.from) == row.to)
-        #expect(OrderStateMachine.allowedEvents(from: row.from).contains(row.event) == (row.to != nil))
+        // System-only events (`expired`) are never offered to clients, even where the machine accepts them.
+        #expect(OrderStateMachine.allowedEvents(from: row.from).contains(row.event) == (row.to != nil && !row.event.isSystemOnly))
     }
 
     /// Drives `apply` itself (not only `target`) for every post-placement pair.
     @Test(arguments: table.filter { $0.from != nil && $0.event != .placed })
     func applyAcceptsOrRefusesEachPair(_ row: Case) throws {
         let order = Fixtures.order(in: row.from!)
-        let event = Fixtures.event(row.event)
+        let event = Fixtures.event(row.event, for: row.from!)
         if let expected = row.to {
             let next = try OrderStateMachine.apply(event, to: order, expectedVersion: nil, at: Fixtures.later)
             #expect(next.state == expected)
@@ -152,6 +159,7 @@ import Testing
         case .placed: #expect(roles == [.pos])
         case .started, .ready: #expect(roles == [.barista])
         case .delayed, .pickedUp, .canceled: #expect(roles == [.pos, .barista])
+        case .expired: #expect(roles == [.system])
         }
     }
 }

@@ -113,7 +113,7 @@ struct OutboxModel {
         case .ready: event = .ready(pickupPoint: "counter")
         case .pickedUp: event = .pickedUp
         case .canceled: event = .canceled(reason: "left")
-        case .placed: return
+        case .placed, .expired: return
         }
         let previous = order
         order = try! OrderStateMachine.apply(event, to: order, expectedVersion: nil, at: now)

@@ -18,14 +18,15 @@ public enum DeliveryPlanner {
         case .ready, .canceled: true
         case .delayed:
             context.previous.map { context.order.eta.timeIntervalSince($0.eta) >= policy.largeDelay } ?? false
-        case .placed, .started, .pickedUp: false
+        // Nobody has to act on an order that waited too long: its activity ends quietly, without an alert.
+        case .placed, .started, .pickedUp, .expired: false
         }
     }
 
     /// The events that change what a widget shows: an order appears, becomes ready, or goes away.
     public static func changesWidgets(_ event: OrderEventType) -> Bool {
         switch event {
-        case .placed, .ready, .pickedUp, .canceled: true
+        case .placed, .ready, .pickedUp, .canceled, .expired: true
         case .started, .delayed: false
         }
     }

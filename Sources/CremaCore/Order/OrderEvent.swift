@@ -7,6 +7,8 @@ public enum OrderEvent: Sendable, Hashable {
     case ready(pickupPoint: String?)
     case pickedUp
     case canceled(reason: String)
+    /// Recorded by the expiry sweep only; the reason is a code, never free text.
+    case expired(reason: ExpiryReason)
 
     public var type: OrderEventType {
         switch self {
@@ -15,6 +17,7 @@ public enum OrderEvent: Sendable, Hashable {
         case .ready: .ready
         case .pickedUp: .pickedUp
         case .canceled: .canceled
+        case .expired: .expired
         }
     }
 }

@@ -7,8 +7,13 @@ public struct Store: Sendable, Hashable {
     public var timezone: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// How long its orders may wait in `ready` or `queued` before Crema closes them.
+    public var expiryLimits: ExpiryLimits
 
-    public init(id: String, name: String, timezone: String, createdAt: Date, updatedAt: Date) {
+    public init(
+        id: String, name: String, timezone: String, createdAt: Date, updatedAt: Date, expiryLimits: ExpiryLimits = .standard
+    ) {
+        self.expiryLimits = expiryLimits
         self.id = id
         self.name = name
         self.timezone = timezone

@@ -100,6 +100,7 @@ struct EnglishPhrasebook: Phrasebook {
         case .ready: [Phrase("", c.customer, ", your order is ready!"), Phrase("Your order is ready!")]
         case .pickedUp: [Phrase("Enjoy!")]
         case .canceled: [Phrase("Order canceled")]
+        case .expired: [Phrase("Order closed")]
         }
     }
 
@@ -124,6 +125,9 @@ struct EnglishPhrasebook: Phrasebook {
         case .canceled:
             return [Phrase("Order #\(n) at ", c.store, " was canceled. Questions? Just ask us."),
                     Phrase("Order #\(n) was canceled. Questions? Just ask us.")]
+        case .expired:
+            return [Phrase("Order #\(n) at ", c.store, " waited too long and was closed. Questions? Just ask us."),
+                    Phrase("Order #\(n) waited too long and was closed. Questions? Just ask us.")]
         }
     }
 }

@@ -105,6 +105,7 @@ struct JapanesePhrasebook: Phrasebook {
         case .ready: [Phrase("", c.customer, "様、ご注文の品ができあがりました"), Phrase("ご注文の品ができあがりました")]
         case .pickedUp: [Phrase("ありがとうございました")]
         case .canceled: [Phrase("ご注文はキャンセルされました")]
+        case .expired: [Phrase("ご注文を締め切りました")]
         }
     }
 
@@ -129,6 +130,9 @@ struct JapanesePhrasebook: Phrasebook {
         case .canceled:
             return [Phrase("", c.store, "の\(n)番のご注文はキャンセルされました。ご不明な点はスタッフまでお尋ねください。"),
                     Phrase("\(n)番のご注文はキャンセルされました。ご不明な点はスタッフまでお尋ねください。")]
+        case .expired:
+            return [Phrase("", c.store, "の\(n)番のご注文は一定時間が過ぎたため締め切りました。ご不明な点はスタッフまでお尋ねください。"),
+                    Phrase("\(n)番のご注文は一定時間が過ぎたため締め切りました。ご不明な点はスタッフまでお尋ねください。")]
         }
     }
 }

@@ -23,9 +23,10 @@ struct Phrase: Sendable, Hashable {
     var full: String { head + (variable ?? "") + tail }
 
     /// The first candidate that fits `budget` whole, or with its variable cut to no less than
-    /// `minimumVariableColumns`; when none does, the last candidate cut as a whole.
+    /// `minimumVariableColumns`; when none does, the last candidate cut as a whole. A candidate whose variable is
+    /// empty (a name removed by erasure or retention) is passed over, so "Enjoy, !" is never shown.
     static func fit(_ candidates: [Phrase], budget: Int) -> String {
-        for phrase in candidates {
+        for phrase in candidates where phrase.variable?.isEmpty != true {
             let fixed = DisplayWidth.columns(of: phrase.head) + DisplayWidth.columns(of: phrase.tail)
             guard let variable = phrase.variable else {
                 if fixed <= budget { return phrase.head + phrase.tail }

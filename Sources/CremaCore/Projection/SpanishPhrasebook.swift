@@ -102,6 +102,7 @@ struct SpanishPhrasebook: Phrasebook {
         case .ready: [Phrase("", c.customer, ", ¡tu pedido está listo!"), Phrase("¡Tu pedido está listo!")]
         case .pickedUp: [Phrase("¡Que lo disfrutes!")]
         case .canceled: [Phrase("Pedido cancelado")]
+        case .expired: [Phrase("Pedido cerrado")]
         }
     }
 
@@ -125,6 +126,9 @@ struct SpanishPhrasebook: Phrasebook {
         case .canceled:
             return [Phrase("Se canceló tu pedido #\(n) en ", c.store, ". ¿Dudas? Pregúntanos."),
                     Phrase("Se canceló tu pedido #\(n). ¿Dudas? Pregúntanos.")]
+        case .expired:
+            return [Phrase("Tu pedido #\(n) en ", c.store, " esperó demasiado y se cerró. ¿Dudas? Pregúntanos."),
+                    Phrase("Tu pedido #\(n) esperó demasiado y se cerró. ¿Dudas? Pregúntanos.")]
         }
     }
 }

@@ -7,7 +7,7 @@ extension InterruptionLevel {
         switch event {
         case .ready, .canceled: .timeSensitive
         case .delayed: .active
-        case .placed, .started, .pickedUp: .passive
+        case .placed, .started, .pickedUp, .expired: .passive
         }
     }
 }

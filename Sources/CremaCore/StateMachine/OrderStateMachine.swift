@@ -15,13 +15,17 @@ public enum OrderStateMachine {
         case (.queued, .ready), (.preparing, .ready): .ready
         case (.ready, .pickedUp): .pickedUp
         case (.queued, .canceled), (.preparing, .canceled), (.ready, .canceled): .canceled
+        // An expired order ends as canceled: the wire status (and the app's decoder) stays as it is, and the
+        // event (`expired`, by `system`, with its reason) tells the two apart (docs/decisions.md, "Data lifecycle").
+        case (.queued, .expired), (.ready, .expired): .canceled
         case (.some, _): nil
         }
     }
 
-    /// Every event accepted from `state`, in declaration order; empty for terminal states.
+    /// Every event a client may send from `state`, in declaration order; empty for terminal states. System-only
+    /// events (`expired`) are left out: no client can send them.
     public static func allowedEvents(from state: OrderState?) -> [OrderEventType] {
-        OrderEventType.allCases.filter { target(of: $0, from: state) != nil }
+        OrderEventType.allCases.filter { !$0.isSystemOnly && target(of: $0, from: state) != nil }
     }
 
     /// Creates the order a `placed` event describes, after validating it.
@@ -80,6 +84,9 @@ public enum OrderStateMachine {
             break
         case .canceled(let reason):
             updated.cancelReason = reason
+        case .expired:
+            // The reason stays in the event (a code); `cancel_reason` is free text from people.
+            break
         }
         return updated
     }

@@ -49,6 +49,11 @@ public enum OrderValidation {
             break
         case .canceled(let reason):
             try text(reason, field: "reason", max: 200)
+        case .expired(let reason):
+            // Each reason names the state it ends: `never_started` a queued order, `not_collected` a ready one.
+            guard reason.expiredState == order.state else {
+                throw .invalidTransition(from: order.state, event: .expired, allowed: order.allowedEvents)
+            }
         }
     }
 

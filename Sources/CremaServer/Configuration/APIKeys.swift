@@ -20,7 +20,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
         for pair in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !pair.isEmpty {
             guard let colon = pair.firstIndex(of: ":") else { throw .badAPIKeys("an entry has no ':'") }
             let roleName = String(pair[..<colon])
-            guard let role = Role(rawValue: roleName), role != .admin || allowsAdmin else {
+            guard let role = Role(rawValue: roleName), Role.keyRoles.contains(role), role != .admin || allowsAdmin else {
                 throw .badAPIKeys("unknown role '\(roleName)'; roles are pos, barista, dashboard, app (the admin key is CREMA_ADMIN_KEY)")
             }
             let key = String(pair[pair.index(after: colon)...])
@@ -69,7 +69,7 @@ public struct APIKeys: Sendable, CustomStringConvertible {
     public static func generate() -> APIKeys {
         var generator = SystemRandomNumberGenerator()
         return APIKeys(
-            Role.allCases.map { role in
+            Role.keyRoles.map { role in
                 let bytes = (0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
                 return (role, "\(role.rawValue)_" + bytes.map { String($0, radix: 16).leftPadded(2) }.joined())
             })

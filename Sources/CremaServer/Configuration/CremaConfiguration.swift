@@ -28,6 +28,14 @@ public struct CremaConfiguration: Sendable {
     public var connectionLimits = ConnectionLimits()
     /// `CREMA_MASTER_KEY`: seals `.p8` keys stored in the database; nil: only keys kept as files can be added.
     public var masterKey: MasterKey?
+    /// `CREMA_RETENTION_DAYS`: days after an order's end before its personal data is removed (docs/data-lifecycle.md).
+    public var retentionDays = Self.defaultRetentionDays
+
+    /// A month: long enough for a customer's questions about an order, short enough not to keep names for nothing.
+    public static let defaultRetentionDays = 30
+    /// At least a day (longer than the Idempotency-Keys' 24 hours, whose stored answers retention leaves to their
+    /// own pruning), at most ten years.
+    public static let retentionDaysRange = 1...3650
 
     public init(
         database: Database, embeddedDirectory: URL = URL(fileURLWithPath: ".crema"), host: String = "127.0.0.1",
@@ -49,7 +57,7 @@ public struct CremaConfiguration: Sendable {
     ]
 
     /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
-    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `LOG_LEVEL` and the
+    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `CREMA_RETENTION_DAYS`, `LOG_LEVEL` and the
     /// connection limits (`CREMA_HTTP_READ_TIMEOUT`, `CREMA_HTTP_IDLE_TIMEOUT`, `CREMA_HTTP_MAX_CONNECTIONS`).
     /// Commands that take no requests (`migrate`, `dispatch`) pass `readsAPIKeys: false`: keys they never use
     /// cannot stop them, whatever `CREMA_API_KEYS` holds.
@@ -78,6 +86,11 @@ public struct CremaConfiguration: Sendable {
         let poolText = environment["CREMA_DB_POOL_SIZE"] ?? "16"
         guard let poolSize = Int(poolText), (1...500).contains(poolSize) else { throw .invalid("CREMA_DB_POOL_SIZE", poolText) }
         self.poolSize = poolSize
+        let retentionText = environment["CREMA_RETENTION_DAYS"] ?? "\(Self.defaultRetentionDays)"
+        guard let retentionDays = Int(retentionText), Self.retentionDaysRange.contains(retentionDays) else {
+            throw .invalid("CREMA_RETENTION_DAYS", retentionText)
+        }
+        self.retentionDays = retentionDays
         logLevel = environment["LOG_LEVEL"] ?? "info"
         apns = try APNsSettings(environment: environment)
         customerTokens = try CustomerTokenSettings(environment: environment)

@@ -94,8 +94,8 @@ public struct AdminService: Sendable {
         tenant: String, _ request: APIKeyCreateRequest, rotatedFrom: String? = nil
     ) async throws -> (StoredAPIKey, presented: String) {
         try Self.checkTenant(tenant)
-        guard let role = Role(rawValue: request.role) else {
-            throw APIError.invalidField(field: "role", reason: "must be one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+        guard let role = Role(rawValue: request.role), Role.keyRoles.contains(role) else {
+            throw APIError.invalidField(field: "role", reason: "must be one of \(Role.keyRoles.map(\.rawValue).joined(separator: ", "))")
         }
         if let stores = request.stores {
             guard !stores.isEmpty, stores.count <= 1000, stores.allSatisfy(StoreID.isValid) else {

@@ -62,7 +62,7 @@ enum Change {
         case .delayed:
             notes.append("new ETA \(Describe.clock(after.eta, seconds: false)) (\(Describe.eta(after.eta, now: Date()).text))")
         case .canceled: if let reason = after.cancelReason { notes.append("reason: \(reason)") }
-        case .placed, .pickedUp: break
+        case .placed, .pickedUp, .expired: break
         }
         text += " (\(notes.joined(separator: ", ")))."
         if !after.allowedEvents.isEmpty { text += " Next: \(Describe.allowedActions(after))." }

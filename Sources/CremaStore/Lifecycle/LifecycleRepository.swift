@@ -1,0 +1,138 @@
+public import CremaCore
+public import CremaPostgres
+public import Foundation
+
+/// The SQL of an order's life after it is made: finding orders that waited too long (the sweep closes each through
+/// `OrderService`, like any event), removing personal data after the retention period, and erasing one customer.
+public struct LifecycleRepository: Repository {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// An open order past its store's limit, as the scan saw it; the close re-checks under the order's lock (its
+    /// version must still be `version`).
+    public struct OverdueOrder: Sendable, Hashable {
+        public var tenant: String
+        public var order: Order
+        public var reason: ExpiryReason
+    }
+
+    /// What one erasure removed, as logged in `customer_erasures`.
+    public struct ErasureCounts: Sendable, Hashable, Codable {
+        public var orders: Int
+        public var events: Int
+        public var deliveries: Int
+        public var tokens: Int
+        public var idempotencyKeys: Int
+    }
+
+    /// Up to `limit` orders of every tenant that `OrderExpiry.due` says are overdue at `now`, oldest first. The SQL only
+    /// narrows the scan (by the two partial indexes); the core's rule decides.
+    public func overdue(now: Date, limit: Int) async throws(StoreError) -> [OverdueOrder] {
+        try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT tenant_id, \(unescaped: OrderRow.columns), s.ready_expiry_minutes, s.queued_expiry_minutes
+                    FROM orders o CROSS JOIN LATERAL (
+                        SELECT ready_expiry_minutes, queued_expiry_minutes FROM stores WHERE tenant_id = o.tenant_id AND store_id = o.store_id
+                    ) s
+                    WHERE (o.state = 'ready' AND o.updated_at <= \(now)::timestamptz - make_interval(mins => s.ready_expiry_minutes))
+                       OR (o.state = 'queued' AND o.placed_at <= \(now)::timestamptz - make_interval(mins => s.queued_expiry_minutes))
+                    ORDER BY o.placed_at, o.order_id
+                    LIMIT \(limit)
+                    """)
+                return try rows.compactMap { row in
+                    let order = try OrderRow.order(from: row)
+                    let limits = ExpiryLimits(
+                        readyMinutes: try row.decode("ready_expiry_minutes"), queuedMinutes: try row.decode("queued_expiry_minutes"))
+                    guard let reason = OrderExpiry.due(order, limits: limits, now: now) else { return nil }
+                    return OverdueOrder(tenant: try row.decode("tenant_id"), order: order, reason: reason)
+                }
+            }
+        }
+    }
+
+    /// Removes the personal data of up to `limit` orders (every tenant) that ended before `cutoff`, and deletes customer
+    /// tokens retired before it; returns how many orders were scrubbed. Orders another process is scrubbing are
+    /// skipped (`SKIP LOCKED`), so two processes share the work.
+    public func removePersonalData(endedBefore cutoff: Date, now: Date, limit: Int) async throws(StoreError) -> Int {
+        try await database {
+            try await pool.withTransaction { connection in
+                let answers = try await connection.pipeline([
+                    "SET LOCAL crema.erasure = 'on'",
+                    """
+                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    WHERE state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL AND updated_at < \(cutoff)
+                    ORDER BY updated_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                    """,
+                    "DELETE FROM customer_tokens WHERE retired_at < \(cutoff)",
+                ])
+                let targets = try answers[1].map(PersonalDataScrub.target(from:))
+                guard !targets.isEmpty else { return 0 }
+                _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, at: now)) SELECT 1")
+                return targets.count
+            }
+        }
+    }
+
+    /// Erases one customer of `tenant` everywhere at once, in one transaction: their orders' personal data (as
+    /// retention removes it), every token they registered, the stored answers that mention them; logs the erasure with
+    /// the ref's SHA-256 only. Nil when the tenant knows no such customer (no order, no token): nothing is logged.
+    public func erase(customerRef: String, tenant: String, now: Date) async throws(StoreError) -> ErasureCounts? {
+        try await database {
+            try await pool.withTransaction { connection in
+                let answers = try await connection.pipeline([
+                    "SET LOCAL crema.erasure = 'on'",
+                    """
+                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) ORDER BY placed_at FOR UPDATE
+                    """,
+                    "SELECT count(*) AS n FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)",
+                ])
+                let targets = try answers[1].map(PersonalDataScrub.target(from:))
+                let tokens = try answers[2].first?.decode("n", as: Int.self) ?? 0
+                guard !targets.isEmpty || tokens > 0 else { return nil }
+                // The ref as a placement's stored request body (canonical JSON, sorted keys, no spaces) holds it: only
+                // `"customer_ref":"<ref>"`, so a short ref does not also match other fields of other customers' bodies.
+                let refField = #""customer_ref":"# + String(decoding: try JSONEncoder.withoutEscapingSlashes.encode(customerRef), as: UTF8.self)
+                let row = try await connection.query(
+                    """
+                    WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
+                        DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
+                    ), scrubbed_keys AS (
+                        UPDATE idempotency_keys k SET request_body = '', response_body = ''
+                        WHERE k.tenant_id = \(tenant) AND (k.request_body <> '' OR k.response_body <> '')
+                          AND (strpos(k.request_body, \(refField)) > 0 OR EXISTS (
+                              SELECT 1 FROM p WHERE strpos(k.request_path, p.order_id::text) > 0 OR strpos(k.response_body, p.order_id::text) > 0))
+                        RETURNING 1
+                    ), counts AS (
+                        SELECT (SELECT count(*) FROM scrubbed_orders)::int AS orders, (SELECT count(*) FROM scrubbed_events)::int AS events,
+                               (SELECT count(*) FROM scrubbed_deliveries)::int AS deliveries,
+                               ((SELECT count(*) FROM removed_tokens) + (SELECT count(*) FROM removed_activity_tokens))::int AS tokens,
+                               (SELECT count(*) FROM scrubbed_keys)::int AS idempotency_keys
+                    ), logged AS (
+                        INSERT INTO customer_erasures (tenant_id, customer_ref_sha256, erased_at, orders, events, deliveries, tokens, idempotency_keys)
+                        SELECT \(tenant), sha256(convert_to(\(customerRef), 'UTF8')), \(now), orders, events, deliveries, tokens, idempotency_keys
+                        FROM counts
+                    )
+                    SELECT * FROM counts
+                    """
+                ).first
+                guard let row else { throw PostgresError(.decoding, detail: "erasure counted nothing") }
+                return ErasureCounts(
+                    orders: try row.decode("orders"), events: try row.decode("events"), deliveries: try row.decode("deliveries"),
+                    tokens: try row.decode("tokens"), idempotencyKeys: try row.decode("idempotency_keys"))
+            }
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// Encodes as the API's canonical request bodies do: `/` is not escaped.
+    fileprivate static var withoutEscapingSlashes: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }
+}
