@@ -98,11 +98,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     // A few outcomes while many sends are still out: wait a moment for more, so a statement records
                     // a batch at high rates, and never longer than the linger, so a slow send holds no one.
                     if !done.isEmpty, window.isWorthWaiting(finished: done.count) {
-                        let until = ContinuousClock.now + configuration.recordLinger
-                        while window.isWorthWaiting(finished: done.count), ContinuousClock.now < until, !Task.isCancelled {
-                            await doorbell.wait(timeout: until - ContinuousClock.now)
-                            done += finished.takeAll()
-                        }
+                        try? await Task.sleep(for: configuration.recordLinger)
+                        done += finished.takeAll()
                     }
                     if !done.isEmpty {
                         do {
@@ -129,8 +126,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
                         window.started(batch.count)
                         for delivery in batch {
                             group.addTask {
-                                finished.add(await self.send(delivery))
-                                await doorbell.ring()
+                                // One ring per batch of outcomes, not per push: the worker takes them all at once.
+                                if finished.add(await self.send(delivery)) { await doorbell.ring() }
                             }
                         }
                         claimedAll = batch.count == limit

@@ -7,7 +7,7 @@ public struct DispatcherConfiguration: Sendable {
     public var batchSize: Int = 64
     /// Independent claim–send–record loops; SKIP LOCKED keeps them (and other processes) apart.
     public var workers: Int = 2
-    /// How long a few finished sends may wait for more before they are recorded (see `SendWindow`).
+    /// How long a few finished sends wait for more before they are recorded (see `SendWindow`).
     public var recordLinger: Duration = .milliseconds(2)
     /// How long a claim holds a row; past it, a crashed dispatcher's rows are rescued.
     public var lease: Duration = .seconds(60)

@@ -6,8 +6,12 @@ import Synchronization
 final class FinishedSends: Sendable {
     private let results = Mutex<[DeliveryResult]>([])
 
-    func add(_ result: DeliveryResult) {
-        results.withLock { $0.append(result) }
+    /// Adds an outcome; true when it is the first since the worker last took them, the one ring the worker needs.
+    func add(_ result: DeliveryResult) -> Bool {
+        results.withLock { results in
+            results.append(result)
+            return results.count == 1
+        }
     }
 
     /// Puts back outcomes that could not be recorded, ahead of newer ones.
