@@ -64,9 +64,10 @@ final class SimulatorHandler: ChannelInboundHandler {
     }
 
     private func perform(_ reply: SimulatorCore.Reply, for request: HTTPRequestHead, context: ChannelHandlerContext) {
+        // Over HTTP/2 this channel is one stream; its parent is the connection.
+        let http2Connection = connection.httpVersion == "h2" ? context.channel.parent : nil
         switch reply {
         case .drop:
-            let http2Connection = connection.httpVersion == "h2" ? context.channel.parent : nil
             (http2Connection ?? context.channel).close(promise: nil)
         case .respond(let status, let headers, let body, _, let goAway):
             var responseHeaders = HTTPHeaders(headers)
@@ -79,7 +80,6 @@ final class SimulatorHandler: ChannelInboundHandler {
             if !body.isEmpty {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(data: body)))), promise: nil)
             }
-            let http2Connection = connection.httpVersion == "h2" ? context.channel.parent : nil
             if goAway, let parent = http2Connection {
                 // GOAWAY goes out before this answer: a stream refused after it is refused after the GOAWAY on the wire.
                 let lastStreamID = HTTP2StreamID(connection.goAway())

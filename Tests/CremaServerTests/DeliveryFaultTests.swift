@@ -11,18 +11,6 @@ import Testing
 @Suite(.serialized) struct DeliveryFaultTests {
     typealias H = DeliveryHarness
 
-    /// Places an order for a customer with only an alert token and makes it ready: one alert to send.
-    func readyAlert(_ h: H, customer: String, token: String) async throws -> String {
-        try await h.registerCustomer(customer, kind: "alert", token: token)
-        let id = try await h.place(customer: customer)
-        try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
-        return id
-    }
-
-    func alertRow(_ h: H, _ id: String) async throws -> [String: Any] {
-        try #require(try await h.deliveries(id).first { $0["push_type"] as? String == "alert" && $0["state"] as? String != "skipped" })
-    }
-
     @Test("429 and 503 are retried with backoff until APNs accepts", arguments: [
         (429, "TooManyRequests", Optional(1)), (503, "ServiceUnavailable", Optional<Int>.none), (500, "InternalServerError", nil),
     ])
@@ -30,9 +18,9 @@ import Testing
         try await H.run { h in
             let token = H.token(10)
             h.simulator.inject(.status(status, reason: reason, retryAfter: retryAfter, count: 2, token: token))
-            let id = try await readyAlert(h, customer: "c-retry", token: token)
+            let id = try await h.readyAlert(customer: "c-retry", token: token)
             #expect(try await h.drained(id))
-            let row = try await alertRow(h, id)
+            let row = try await h.alertRow(id)
             #expect(row["state"] as? String == "sent")
             #expect(row["attempts"] as? Int == 3)
             #expect(row["apns_status"] as? Int == 200)
@@ -54,9 +42,9 @@ import Testing
         settings.now = { Date().addingTimeInterval(DeliveryPolicy().alertLifetime + 60) }
         try await H.run(dispatcher: settings) { h in
             let token = H.token(92)
-            let id = try await readyAlert(h, customer: "c-late", token: token)
+            let id = try await h.readyAlert(customer: "c-late", token: token)
             #expect(try await h.drained(id))
-            let row = try await alertRow(h, id)
+            let row = try await h.alertRow(id)
             #expect(row["state"] as? String == "dead")
             #expect(row["attempts"] as? Int == 1)
             #expect(row["apns_reason"] as? String == "expired before it could be sent")
@@ -69,9 +57,9 @@ import Testing
         try await H.run { h in
             let token = H.token(11)
             h.simulator.inject(.status(500, reason: "InternalServerError", retryAfter: nil, count: 1_000, token: token))
-            let id = try await readyAlert(h, customer: "c-storm", token: token)
+            let id = try await h.readyAlert(customer: "c-storm", token: token)
             #expect(try await h.drained(id))
-            let row = try await alertRow(h, id)
+            let row = try await h.alertRow(id)
             #expect(row["state"] as? String == "dead")
             #expect(row["attempts"] as? Int == 8)
             #expect((row["apns_reason"] as? String)?.contains("gave up after 8 attempts") == true)
@@ -88,7 +76,7 @@ import Testing
             let first = try await h.place(customer: "c-gone")
             try await h.event(first, #"{"type":"ready","pickup_point":"counter"}"#)
             #expect(try await h.drained(first))
-            let row = try await alertRow(h, first)
+            let row = try await h.alertRow(first)
             #expect(row["state"] as? String == "dead")
             #expect(row["apns_status"] as? Int == 410)
             #expect(row["apns_reason"] as? String == "Unregistered")
@@ -106,7 +94,7 @@ import Testing
         try await H.run { h in
             let token = H.token(13)
             h.simulator.inject(.unregistered(token: token, since: Date().addingTimeInterval(-3600)))
-            let id = try await readyAlert(h, customer: "c-back", token: token)
+            let id = try await h.readyAlert(customer: "c-back", token: token)
             #expect(try await h.drained(id))
             let active = try await h.db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NULL", as: Int.self)
             #expect(active == 1)
@@ -119,12 +107,12 @@ import Testing
             let bad = H.token(14), refused = H.token(15)
             h.simulator.inject(.status(400, reason: "BadDeviceToken", retryAfter: nil, count: 1, token: bad))
             h.simulator.inject(.status(403, reason: "Forbidden", retryAfter: nil, count: 1, token: refused))
-            let first = try await readyAlert(h, customer: "c-bad", token: bad)
-            let second = try await readyAlert(h, customer: "c-forbidden", token: refused)
+            let first = try await h.readyAlert(customer: "c-bad", token: bad)
+            let second = try await h.readyAlert(customer: "c-forbidden", token: refused)
             #expect(try await h.drained(first))
             #expect(try await h.drained(second))
-            #expect(try await alertRow(h, first)["state"] as? String == "dead")
-            #expect(try await alertRow(h, second)["attempts"] as? Int == 1)
+            #expect(try await h.alertRow(first)["state"] as? String == "dead")
+            #expect(try await h.alertRow(second)["attempts"] as? Int == 1)
             let retired = try await h.db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self)
             #expect(retired == 1)
         }

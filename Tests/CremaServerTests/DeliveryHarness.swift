@@ -13,6 +13,7 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 import Synchronization
+import Testing
 
 /// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by the API's
 /// change feed in process, further dispatchers by its real NOTIFY), the real APNs client, and the project's APNs
@@ -157,6 +158,19 @@ struct DeliveryHarness: Sendable {
 
     func registerCustomer(_ customer: String, kind: String, token: String) async throws {
         _ = try await api.send(.put, "/v1/customers/\(customer)/tokens/\(kind)/\(token)", as: .app, body: #"{"environment":"production"}"#)
+    }
+
+    /// Places an order for `customer` with only an alert token and makes it ready: one alert to send. Returns its id.
+    func readyAlert(customer: String, token: String) async throws -> String {
+        try await registerCustomer(customer, kind: "alert", token: token)
+        let id = try await place(customer: customer)
+        try await event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+        return id
+    }
+
+    /// The order's alert push in its delivery log (the one not skipped).
+    func alertRow(_ id: String) async throws -> [String: Any] {
+        try #require(try await deliveries(id).first { $0["push_type"] as? String == "alert" && $0["state"] as? String != "skipped" })
     }
 
     /// The order's delivery log.

@@ -11,25 +11,13 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct DeliveryThroughputFaultTests {
     typealias H = DeliveryHarness
 
-    /// Places an order for a new customer with only an alert token and makes it ready: one alert to send.
-    func readyAlert(_ h: H, customer: String, token: String) async throws -> String {
-        try await h.registerCustomer(customer, kind: "alert", token: token)
-        let id = try await h.place(customer: customer)
-        try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
-        return id
-    }
-
-    func alertRow(_ h: H, _ id: String) async throws -> [String: Any] {
-        try #require(try await h.deliveries(id).first { $0["push_type"] as? String == "alert" && $0["state"] as? String != "skipped" })
-    }
-
     /// `count` orders ready for their own alert token each, placed while the dispatcher is held, so the whole backlog
     /// is claimed and on one connection at once when the test starts it.
     func backlog(_ h: H, count: Int, seed: UInt8) async throws -> [(id: String, token: String)] {
         var orders: [(id: String, token: String)] = []
         for n in 0..<count {
             let token = H.token(seed &+ UInt8(n))
-            orders.append((try await readyAlert(h, customer: "c-\(seed)-\(n)", token: token), token))
+            orders.append((try await h.readyAlert(customer: "c-\(seed)-\(n)", token: token), token))
         }
         let pending = try await h.db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'pending' AND push_type = 'alert'", as: Int.self)
         try #require(pending == count)
@@ -45,25 +33,25 @@ import Testing
             for token in slow { h.simulator.inject(.latency(milliseconds: 15_000, count: 1, token: token)) }
             var slowOrders: [String] = []
             for (n, token) in slow.enumerated() {
-                slowOrders.append(try await readyAlert(h, customer: "c-slow-\(n)", token: token))
+                slowOrders.append(try await h.readyAlert(customer: "c-slow-\(n)", token: token))
                 await h.simulator.received(token: token)
             }
             var others: [(id: String, token: String)] = []
             for n in 0..<10 {
                 let token = H.token(UInt8(140 + n))
-                others.append((try await readyAlert(h, customer: "c-fast-\(n)", token: token), token))
+                others.append((try await h.readyAlert(customer: "c-fast-\(n)", token: token), token))
             }
             for other in others { #expect(try await h.drained(other.id)) }
             // The slow answers are still on their way: nothing of theirs was recorded, and nothing waited for them.
-            for id in slowOrders { #expect(try await alertRow(h, id)["state"] as? String == "inflight") }
+            for id in slowOrders { #expect(try await h.alertRow(id)["state"] as? String == "inflight") }
             for other in others {
-                #expect(try await alertRow(h, other.id)["state"] as? String == "sent")
+                #expect(try await h.alertRow(other.id)["state"] as? String == "sent")
                 #expect(h.accepted(other.token).count == 1)
             }
             // Then each slow one is recorded once its answer comes, after its one attempt.
             for id in slowOrders {
                 #expect(try await h.drained(id))
-                let row = try await alertRow(h, id)
+                let row = try await h.alertRow(id)
                 #expect(row["state"] as? String == "sent")
                 #expect(row["attempts"] as? Int == 1)
             }
@@ -79,7 +67,7 @@ import Testing
             h.startDispatching()
             for order in orders { #expect(try await h.drained(order.id)) }
             for order in orders {
-                let row = try await alertRow(h, order.id)
+                let row = try await h.alertRow(order.id)
                 #expect(row["state"] as? String == "sent")
                 // A stream past the GOAWAY was never processed: sent again at most once more, and accepted once.
                 #expect((row["attempts"] as? Int ?? 0) <= 2)
@@ -99,7 +87,7 @@ import Testing
             h.startDispatching()
             for order in orders { #expect(try await h.drained(order.id)) }
             for order in orders {
-                let row = try await alertRow(h, order.id)
+                let row = try await h.alertRow(order.id)
                 #expect(row["state"] as? String == "sent")
                 #expect((row["attempts"] as? Int ?? 0) <= 2)
                 // At least once: a push APNs took whose answer the drop lost is sent again, never more than that.
@@ -120,10 +108,10 @@ import Testing
             h.startDispatching()
             for order in orders where order.id != throttled.id { #expect(try await h.drained(order.id)) }
             for order in orders where order.id != throttled.id {
-                #expect(try await alertRow(h, order.id)["state"] as? String == "sent")
+                #expect(try await h.alertRow(order.id)["state"] as? String == "sent")
                 #expect(h.accepted(order.token).count == 1)
             }
-            let row = try await alertRow(h, throttled.id)
+            let row = try await h.alertRow(throttled.id)
             #expect(row["state"] as? String == "pending")
             #expect(row["attempts"] as? Int == 1)
             #expect(row["apns_status"] as? Int == 429)
