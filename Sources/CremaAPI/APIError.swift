@@ -49,6 +49,17 @@ public enum APIError: Error, Sendable, Equatable {
     case customerNotFound
     /// An erasure with a key limited to some stores: erasure reaches every store of the tenant.
     case erasureNeedsWholeTenant
+    /// A webhook URL that resolves to a private, loopback or reserved address (allowed only with
+    /// `CREMA_WEBHOOK_ALLOW_PRIVATE=1`), or whose host does not resolve.
+    case webhookAddressRefused(host: String, reason: String)
+    /// Signing secrets are sealed like `.p8` keys: webhooks need `CREMA_MASTER_KEY`.
+    case webhookSecretNeedsMasterKey
+    case unknownWebhook
+    case unknownWebhookDelivery
+    /// Only a dead delivery is sent again on request.
+    case webhookDeliveryNotDead(state: String)
+    /// The endpoint answered 410 Gone and was disabled: register it again to receive events.
+    case webhookDisabled
     case order(OrderError)
     case idempotencyMismatch
     case payloadTooLarge(limit: Int)
@@ -84,6 +95,12 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownToken: "unknown_token"
         case .customerNotFound: "customer_not_found"
         case .erasureNeedsWholeTenant: "forbidden"
+        case .webhookAddressRefused: "webhook_address_refused"
+        case .webhookSecretNeedsMasterKey: "master_key_not_configured"
+        case .unknownWebhook: "unknown_webhook"
+        case .unknownWebhookDelivery: "unknown_webhook_delivery"
+        case .webhookDeliveryNotDead: "webhook_delivery_not_dead"
+        case .webhookDisabled: "webhook_disabled"
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
         case .payloadTooLarge: "payload_too_large"
@@ -100,7 +117,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted, .erasureNeedsWholeTenant: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
             .customerTokensNotConfigured, .customerNotFound: 404
-        case .masterKeyNotConfigured, .appRequired, .bundleTaken: 409
+        case .masterKeyNotConfigured, .appRequired, .bundleTaken, .webhookSecretNeedsMasterKey, .webhookDeliveryNotDead, .webhookDisabled: 409
+        case .webhookAddressRefused: 422
+        case .unknownWebhook, .unknownWebhookDelivery: 404
         case .invalidAPNsKey: 422
         case .methodNotAllowed: 405
         case .order(.invalidTransition), .order(.versionConflict): 409
@@ -153,6 +172,13 @@ public enum APIError: Error, Sendable, Equatable {
         case .masterKeyNotConfigured:
             "Storing a .p8 key needs CREMA_MASTER_KEY (base64 of 32 random bytes) on this instance; or register the key by file path (\"p8_path\")."
         case .appRequired(let reason): reason
+        case .webhookAddressRefused(let host, let reason): "The webhook host '\(host)' cannot receive webhooks: \(reason)."
+        case .webhookSecretNeedsMasterKey:
+            "Webhook signing secrets are stored sealed: this instance needs CREMA_MASTER_KEY (base64 of 32 random bytes) to register one."
+        case .unknownWebhook: "There is no webhook endpoint with this id that this key can see."
+        case .unknownWebhookDelivery: "This webhook endpoint has no delivery with this id."
+        case .webhookDeliveryNotDead(let state): "Only a dead delivery can be replayed; this one is \(state)."
+        case .webhookDisabled: "This endpoint answered 410 Gone and was disabled; register the URL again to receive events."
         case .customerTokensNotConfigured: "This tenant has no customer token settings; set them with PUT /v1/admin/tenants/{tenant}/customer-tokens."
         case .order(let error): error.message
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
@@ -173,6 +199,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownApp(let id), .bundleTaken(let id): ["bundle_id": .string(id)]
         case .unknownAPNsKey(let id): ["key_id": .string(id)]
         case .unknownAPIKey(let id): ["id": .string(id)]
+        case .webhookAddressRefused(let host, let reason): ["host": .string(host), "reason": .string(reason)]
+        case .webhookDeliveryNotDead(let state): ["state": .string(state)]
         case .order(.invalidTransition(let from, let event, let allowed)):
             ["from": .string(from.rawValue), "event": .string(event.rawValue), "allowed": .array(allowed.map { .string($0.rawValue) })]
         case .order(.versionConflict(let expected, let actual, let state)):

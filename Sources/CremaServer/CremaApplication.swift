@@ -1,7 +1,8 @@
 public import CremaPostgres
 public import CremaService
-import CremaStore
-import Foundation
+public import CremaStore
+public import CremaCore
+public import Foundation
 public import Hummingbird
 public import Logging
 public import Prometheus
@@ -31,6 +32,8 @@ public enum CremaApplication {
         /// Called after an administrator changed an APNs key, so this instance's dispatcher reloads at once
         /// (other instances reload on their own minute tick).
         public var apnsKeysChanged: @Sendable () async -> Void = {}
+        /// Webhook endpoints; by default without a master key (registration refused) and refusing private addresses.
+        public var webhooks: WebhookService
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
@@ -43,6 +46,7 @@ public enum CremaApplication {
             self.keys = keys
             self.registry = registry
             self.admin = AdminService(database: service.database, masterKey: nil, configuredBundleID: service.defaultBundleID)
+            self.webhooks = CremaApplication.webhookService(database: service.database, masterKey: nil, allowsPrivateAddresses: false)
         }
     }
 
@@ -67,6 +71,7 @@ public enum CremaApplication {
         TokenRoutes(service: dependencies.service).register(on: router)
         CustomerRoutes(service: dependencies.service).register(on: router)
         ErasureRoutes(service: dependencies.service).register(on: router)
+        WebhookRoutes(webhooks: dependencies.webhooks).register(on: router)
         StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
         BoardRoutes().register(on: router)
         AdminRoutes(
@@ -74,6 +79,16 @@ public enum CremaApplication {
         ).register(on: router)
         routes.record(router.routes)
         return router
+    }
+
+    /// The webhook service with the real DNS resolver (run off the cooperative pool).
+    public static func webhookService(
+        database: CremaDatabase, masterKey: MasterKey?, allowsPrivateAddresses: Bool, policy: WebhookPolicy = WebhookPolicy(),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) -> WebhookService {
+        WebhookService(
+            database: database, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
+            resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
     }
 
     /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream

@@ -55,7 +55,8 @@ public struct OrderService: Sendable {
             let plan = plan(order: order, previous: nil, event: .placed, inputs: store.inputs, at: at)
             let answer = try Self.answer(order, status: 201)
             try await transaction.insertPlaced(
-                order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan, at: at)
+                order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan,
+                hooks: try webhooks(order, event: .placed, at: at), at: at)
             return answer
         }
     }
@@ -78,7 +79,8 @@ public struct OrderService: Sendable {
             let plan = plan(order: next, previous: locked.order, event: event.type, inputs: locked.inputs, at: at)
             let answer = try Self.answer(next, status: 200)
             try await transaction.appendEvent(
-                event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan, at: at)
+                event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan,
+                hooks: try webhooks(next, event: event.type, at: at), at: at)
             return answer
         }
     }
@@ -119,6 +121,24 @@ public struct OrderService: Sendable {
             order: order, previous: previous, event: event, storeName: inputs.storeName,
             timeZone: TimeZone(identifier: inputs.timezone) ?? .gmt, now: at, targets: inputs.targets, history: inputs.history)
         return DeliveryPlanner.plan(context, policy: deliveryPolicy)
+    }
+
+    /// What the tenant's webhook endpoints may hear of this change (docs/webhooks.md): always `order.changed`, and
+    /// `activity.ended` when the event ended the order. Written only if some endpoint wants them.
+    private func webhooks(_ order: Order, event: OrderEventType, at: Date) throws -> [WebhookDraft] {
+        var drafts = [try Self.draft(makeID(), .orderChanged, at: at, OrderChangedData(order: OrderResponse(order)))]
+        if order.state.isTerminal {
+            let ended = ActivityEndedData.Activity(
+                orderID: order.id.uuidString.lowercased(), storeID: order.storeID, state: order.state.rawValue, endedBy: event.rawValue, endedAt: at)
+            drafts.append(try Self.draft(makeID(), .activityEnded, at: at, ActivityEndedData(activity: ended)))
+        }
+        return drafts
+    }
+
+    private static func draft(_ id: UUID, _ type: WebhookEventType, at: Date, _ data: some Codable & Sendable) throws -> WebhookDraft {
+        let eventID = id.uuidString.lowercased()
+        let body = try WireCoding.encoder.encode(WebhookEnvelope(id: eventID, type: type.rawValue, createdAt: at, data: data))
+        return WebhookDraft(id: id, type: type, body: String(decoding: body, as: UTF8.self))
     }
 
     /// The core's refusal as the command's failure.

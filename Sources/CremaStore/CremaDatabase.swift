@@ -19,6 +19,8 @@ public struct CremaDatabase: Sendable {
     public let customerTokenSettings: CustomerTokenSettingsRepository
     /// Expiry, retention and erasure (docs/data-lifecycle.md).
     public let lifecycle: LifecycleRepository
+    /// Webhook endpoints and their outbox (docs/webhooks.md).
+    public let webhooks: WebhookRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
 
@@ -37,6 +39,7 @@ public struct CremaDatabase: Sendable {
         apiKeys = APIKeyRepository(pool: pool)
         customerTokenSettings = CustomerTokenSettingsRepository(pool: pool)
         lifecycle = LifecycleRepository(pool: pool)
+        webhooks = WebhookRepository(pool: pool)
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it

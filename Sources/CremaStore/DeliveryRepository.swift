@@ -133,9 +133,10 @@ public struct DeliveryRepository: Sendable {
         var uncounted: Bool = false
     }
 
-    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone. An outcome of an attempt that
+    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone and writing the webhook events
+    /// `delivery.dead` and `token.retired` (due at `now`) for endpoints that want them. An outcome of an attempt that
     /// is no longer the row's (its lease ran out and the row was claimed again) changes nothing.
-    public func record(_ results: [DeliveryResult]) async throws {
+    public func record(_ results: [DeliveryResult], now: Date) async throws {
         guard !results.isEmpty else { return }
         let rows = results.map { result -> ResultRow in
             let d = result.delivery
@@ -204,15 +205,19 @@ public struct DeliveryRepository: Sendable {
                     -- row was claimed again) must not overwrite the newer attempt's.
                     FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
                       AND d.attempts = r.attempts
+                    RETURNING d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.state, d.push_type, d.target_kind, d.la_event, d.attempts,
+                              d.last_status, d.last_reason
                 ), activity AS (
                     UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
                     FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = r.tenant_id AND p.target_id = r.retire_id AND p.retired_at IS NULL
                       AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
+                    RETURNING p.tenant_id, p.store_id, p.order_id, p.customer_ref, p.kind, p.token, p.retired_reason
                 ), customer AS (
                     UPDATE customer_tokens c SET retired_at = now(), retired_reason = r.reason
                     FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = r.tenant_id AND c.token_id = r.retire_id
                       AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
-                )
+                    RETURNING c.tenant_id, NULL::text AS store_id, NULL::uuid AS order_id, c.customer_ref, c.kind, c.token, c.retired_reason
+                ), \(WebhookOutbox.dispatcherCTEs(at: now))
                 SELECT 1
                 """)
         }

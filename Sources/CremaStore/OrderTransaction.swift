@@ -120,10 +120,10 @@ public struct OrderTransaction: Sendable {
     }
 
     /// Writes a new order with its `placed` event, projection, stored answer and planned deliveries in one
-    /// statement, and commits, in one round trip.
+    /// statement, with the webhook events `hooks` for the tenant's endpoints that want them, and commits, in one round trip.
     public func insertPlaced(
         _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
-        answer: CommandResponse, plan: DeliveryPlan, at: Date
+        answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let projection = try StoredProjection.json(order, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
         try await writeAndCommit(
@@ -142,17 +142,18 @@ public struct OrderTransaction: Sendable {
                 FROM inserted
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
+            \(try WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
             SELECT 1
             """)
         changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
     /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
-    /// answer and planned deliveries in one statement, and commits, in one round trip.
+    /// answer, planned deliveries and webhook events in one statement, and commits, in one round trip.
     public func appendEvent(
         _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
-        answer: CommandResponse, plan: DeliveryPlan, at: Date
+        answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let projection = try StoredProjection.json(next, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
         try await writeAndCommit(
@@ -170,7 +171,8 @@ public struct OrderTransaction: Sendable {
                 WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at))
+            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
+            \(try WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
             SELECT 1
             """)
         changed.insert(tenant: scope.tenant, store: next.storeID)

@@ -14,7 +14,7 @@ extension Crema {
     /// `crema dispatch`: only the outbox dispatcher, for deployments that scale sending apart from the API.
     struct Dispatch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Send the delivery outbox to APNs (without serving the API).",
+            abstract: "Send the delivery outbox to APNs, and webhooks to their receivers (without serving the API).",
             discussion: """
                 Wakes on PostgreSQL NOTIFY with a 1 s poll fallback, claims due pushes with FOR UPDATE SKIP LOCKED \
                 under a lease, sends them over HTTP/2 and records the outcomes. Several dispatchers (and \
@@ -36,8 +36,9 @@ extension Crema {
             let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
             say(apns.summary(privateDatabase: database.cluster != nil))
             let keys = APNsKeyRepository(pool: pool)
+            let masterKey = try Runtime.masterKey(configuration, privateDatabase: database.cluster != nil)
             let keyring = apns.keyring(
-                database: keys, masterKey: configuration.masterKey, privateDatabase: database.cluster != nil, logger: logger)
+                database: keys, masterKey: masterKey, privateDatabase: database.cluster != nil, logger: logger)
             var settings = DispatcherConfiguration()
             settings.batchSize = batchSize
             settings.workers = workers
@@ -46,9 +47,16 @@ extension Crema {
             let dispatcher = Dispatcher(
                 store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, changes: changes,
                 configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+            var webhookSettings = WebhookDispatcherConfiguration()
+            webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
+            let webhooks = try WebhookDispatcher(
+                service: CremaApplication.webhookService(
+                    database: CremaDatabase(pool: pool), masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
+                changes: changes, configuration: webhookSettings, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: apns.service), .init(service: changes), .init(service: dispatcher)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                    services: [.init(service: apns.service), .init(service: changes), .init(service: dispatcher), .init(service: webhooks)],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             say("Crema dispatcher running (Ctrl-C to stop)")
             do {
                 try await group.run()

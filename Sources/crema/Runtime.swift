@@ -1,5 +1,6 @@
 import CremaPostgres
 import CremaServer
+import CremaService
 import Foundation
 import Logging
 
@@ -34,6 +35,26 @@ enum Runtime {
             let (conninfo, started) = try await cluster.start()
             return DatabaseChoice(conninfo: conninfo, cluster: cluster, startedCluster: started)
         }
+    }
+}
+
+extension Runtime {
+    /// `CREMA_MASTER_KEY`, or on the private database of the embedded default one generated once and kept in
+    /// `.crema/master-key` (mode 0600, beside the cluster, never inside it), so the demo can register webhooks and store
+    /// `.p8` keys. A configured database without `CREMA_MASTER_KEY` gets none: those features answer 409 until it is set.
+    static func masterKey(_ configuration: CremaConfiguration, privateDatabase: Bool) throws -> MasterKey? {
+        if let key = configuration.masterKey { return key }
+        guard privateDatabase else { return nil }
+        let file = configuration.embeddedDirectory.appendingPathComponent("master-key")
+        if let text = try? String(contentsOf: file, encoding: .utf8), let key = try? MasterKey(base64: text) { return key }
+        var generator = SystemRandomNumberGenerator()
+        let text = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        // Created owner-only from the first byte, never world-readable in between.
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data((text + "\n").utf8))
+        return try MasterKey(base64: text)
     }
 }
 

@@ -18,7 +18,9 @@ extension Crema {
                 .crema/postgres, seeds a demo store 'demo', generates an API key per role (kept in \
                 .crema/api-keys, the admin key included) and prints them. The cluster is stopped on SIGINT/SIGTERM. With no \
                 CREMA_APNS_KEY_FILE, pushes go to a built-in APNs simulator (HTTP/2 + TLS on 127.0.0.1, its \
-                certificate in .crema/apns-sim/); the outbox dispatcher runs inside serve either way.
+                certificate in .crema/apns-sim/); the outbox dispatcher runs inside serve either way, and so does the \
+                webhook dispatcher. With no CREMA_MASTER_KEY, the private cluster's secrets (webhook secrets, stored .p8 \
+                keys) are sealed with a key generated once into .crema/master-key.
                 """)
 
         @Option(help: "Listen address (overrides CREMA_HTTP_HOST; default 127.0.0.1).") var host: String?
@@ -55,6 +57,7 @@ extension Crema {
             let changes = ChangeFeed(pool: pool, conninfo: conninfo, logger: logger)
             let service = OrderService(database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID)
 
+            let masterKey = try Runtime.masterKey(configuration, privateDatabase: cluster != nil)
             var keys = configuration.apiKeys
             if let cluster {
                 keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
@@ -82,9 +85,11 @@ extension Crema {
             var dependencies = CremaApplication.Dependencies(
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, logger: logger))
             dependencies.customerTokens = customerTokens
-            dependencies.admin = AdminService(database: service.database, masterKey: configuration.masterKey, configuredBundleID: service.defaultBundleID)
+            dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
+            dependencies.webhooks = CremaApplication.webhookService(
+                database: service.database, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
             let keyring = apns.keyring(
-                database: service.database.apnsKeys, masterKey: configuration.masterKey, privateDatabase: cluster != nil, logger: logger)
+                database: service.database.apnsKeys, masterKey: masterKey, privateDatabase: cluster != nil, logger: logger)
             dependencies.apnsKeysChanged = {
                 do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
             }
@@ -94,9 +99,14 @@ extension Crema {
             // Closes overdue orders and removes personal data past CREMA_RETENTION_DAYS; safe beside other processes.
             let sweeper = LifecycleSweeper(
                 service: service, retentionDays: configuration.retentionDays, registry: dependencies.registry, logger: logger)
+            // Webhooks go out apart from pushes, so no receiver can slow a push (docs/webhooks.md).
+            var webhookSettings = WebhookDispatcherConfiguration()
+            webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
+            let webhookDispatcher = try WebhookDispatcher(
+                service: dependencies.webhooks, changes: changes, configuration: webhookSettings, registry: dependencies.registry, logger: logger)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
-                services: [apns.service, dispatcher, sweeper]
+                services: [apns.service, dispatcher, webhookDispatcher, sweeper]
             ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
             do {
                 try await app.runService()

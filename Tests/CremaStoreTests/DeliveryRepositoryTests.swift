@@ -71,10 +71,10 @@ import Testing
             // The first comes back and records its attempt: the row is the second attempt's, so nothing changes.
             try await deliveries.record([
                 DeliveryResult(delivery: first, outcome: .retry(at: Date().addingTimeInterval(3600), status: 503, reason: "ServiceUnavailable"))
-            ])
+            ], now: Date())
             let state: PostgresQuery = "SELECT state || ' ' || attempts FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'"
             #expect(try await db.scalar(state, as: String.self) == "inflight 2")
-            try await deliveries.record([DeliveryResult(delivery: second, outcome: .sent(status: 200, apnsID: nil))])
+            try await deliveries.record([DeliveryResult(delivery: second, outcome: .sent(status: 200, apnsID: nil))], now: Date())
             #expect(try await db.scalar(state, as: String.self) == "sent 2")
         }
     }

@@ -30,6 +30,10 @@ public struct CremaConfiguration: Sendable {
     public var masterKey: MasterKey?
     /// `CREMA_RETENTION_DAYS`: days after an order's end before its personal data is removed (docs/data-lifecycle.md).
     public var retentionDays = Self.defaultRetentionDays
+    /// `CREMA_WEBHOOK_ALLOW_PRIVATE=1`: webhook receivers on private and loopback addresses are allowed.
+    public var webhookAllowsPrivateAddresses = false
+    /// `CREMA_WEBHOOK_CA_FILE`: a PEM of extra CAs trusted for HTTPS webhook receivers (a private CA), beside the system's.
+    public var webhookCAFile: String?
 
     /// A month: long enough for a customer's questions about an order, short enough not to keep names for nothing.
     public static let defaultRetentionDays = 30
@@ -57,7 +61,7 @@ public struct CremaConfiguration: Sendable {
     ]
 
     /// Reads `CREMA_DATABASE_URL`, `PG*`, `CREMA_HTTP_HOST`, `CREMA_HTTP_PORT`, `CREMA_API_KEYS`,
-    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `CREMA_RETENTION_DAYS`, `LOG_LEVEL` and the
+    /// `CREMA_DATA_DIR` (embedded cluster folder, default `.crema`), `CREMA_DB_POOL_SIZE`, `CREMA_RETENTION_DAYS`, `CREMA_WEBHOOK_ALLOW_PRIVATE`, `CREMA_WEBHOOK_CA_FILE`, `LOG_LEVEL` and the
     /// connection limits (`CREMA_HTTP_READ_TIMEOUT`, `CREMA_HTTP_IDLE_TIMEOUT`, `CREMA_HTTP_MAX_CONNECTIONS`).
     /// Commands that take no requests (`migrate`, `dispatch`) pass `readsAPIKeys: false`: keys they never use
     /// cannot stop them, whatever `CREMA_API_KEYS` holds.
@@ -91,6 +95,15 @@ public struct CremaConfiguration: Sendable {
             throw .invalid("CREMA_RETENTION_DAYS", retentionText)
         }
         self.retentionDays = retentionDays
+        switch environment["CREMA_WEBHOOK_ALLOW_PRIVATE"] ?? "" {
+        case "", "0": webhookAllowsPrivateAddresses = false
+        case "1": webhookAllowsPrivateAddresses = true
+        case let other: throw .invalid("CREMA_WEBHOOK_ALLOW_PRIVATE", "is \"\(other)\"; set 1 to allow private receivers, or leave it unset")
+        }
+        if let file = environment["CREMA_WEBHOOK_CA_FILE"], !file.isEmpty {
+            guard FileManager.default.isReadableFile(atPath: file) else { throw .invalid("CREMA_WEBHOOK_CA_FILE", "\(file) is not a readable file") }
+            webhookCAFile = file
+        }
         logLevel = environment["LOG_LEVEL"] ?? "info"
         apns = try APNsSettings(environment: environment)
         customerTokens = try CustomerTokenSettings(environment: environment)

@@ -103,7 +103,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     }
                     if !done.isEmpty {
                         do {
-                            try await store.record(done)
+                            try await store.record(done, now: configuration.now())
                             recordFailures = 0
                         } catch {
                             recordFailures += 1
@@ -151,8 +151,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
         let rest = finished.takeAll()
         if !rest.isEmpty {
             let store = self.store
+            let now = configuration.now()
             do {
-                try await Task { try await store.record(rest) }.value
+                try await Task { try await store.record(rest, now: now) }.value
             } catch {
                 logger.warning("could not record push outcomes at shutdown; their leases bring them back", metadata: ["count": "\(rest.count)", "error": "\(error)"])
             }

@@ -206,18 +206,11 @@ struct AdminRoutes {
         return tenant
     }
 
-    /// Runs an administrative POST once per Idempotency-Key: a retry gets the first answer. An issued API key is
-    /// stored without its secret, so a replay answers the key's id and role but never the key itself again.
+    /// Runs an administrative POST once per Idempotency-Key (`IdempotentPOST`).
     func idempotent(
         _ request: Request, principal: APIPrincipal, tenant: String, body: some Encodable,
         _ perform: () async throws -> (status: HTTPResponse.Status, shown: String, kept: String)
     ) async throws -> Response {
-        let key = try OrderRoutes.idempotencyKey(request)
-        let identity = IdempotentRequest(
-            scope: "admin:" + (principal.keyID ?? "bootstrap"), key: key, path: "POST \(request.uri.path)", body: try WireCoding.canonical(body))
-        if let replay = try await admin.database.idempotency.stored(identity, tenant: tenant) { return OrderRoutes.respond(replay) }
-        let (status, shown, kept) = try await perform()
-        try await admin.database.idempotency.remember(identity, tenant: tenant, answer: CommandResponse(status: Int(status.code), body: kept, replayed: false))
-        return JSONResponse.make(status, raw: shown)
+        try await IdempotentPOST.run(request, database: admin.database, principal: principal, tenant: tenant, body: body, perform)
     }
 }

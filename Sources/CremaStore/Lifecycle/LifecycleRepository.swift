@@ -100,6 +100,11 @@ public struct LifecycleRepository: Repository {
                     """
                     WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
                         DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
+                    ), scrubbed_customer_webhooks AS (
+                        -- token.retired events of the customer's own tokens (those of an order are scrubbed with it).
+                        UPDATE webhook_events w SET customer_ref = NULL, body = \(WebhookOutbox.redactedBody("w.body"))
+                        WHERE w.tenant_id = \(tenant) AND w.customer_ref = \(customerRef)
+                        RETURNING 1
                     ), scrubbed_keys AS (
                         UPDATE idempotency_keys k SET request_body = '', response_body = ''
                         WHERE k.tenant_id = \(tenant) AND (k.request_body <> '' OR k.response_body <> '')

@@ -1,0 +1,25 @@
+public import CremaCore
+public import Foundation
+
+/// How the webhook dispatcher claims and sends (the receiver-facing numbers are `WebhookPolicy`'s).
+public struct WebhookDispatcherConfiguration: Sendable {
+    public var policy = WebhookPolicy()
+    /// The most requests in flight in this process, over all endpoints.
+    public var capacity: Int = 64
+    /// The wake-up fallback when no order change arrives.
+    public var pollInterval: Duration = .seconds(1)
+    /// How often expired leases are rescued and gauges refreshed.
+    public var maintenanceInterval: Duration = .seconds(5)
+    /// Sent deliveries older than this are pruned (dead ones stay for replay).
+    public var retention: Double = 72 * 3600
+    /// How long establishing a connection may take (within the request timeout).
+    public var connectTimeout: Double = 5
+    /// A PEM file of extra CAs to trust for HTTPS receivers (`CREMA_WEBHOOK_CA_FILE`), beside the system's.
+    public var trustRootsPEMFile: String?
+    /// The dispatcher's clock: signatures, due times, leases. Injected so a test moves time instead of waiting for it.
+    public var now: @Sendable () -> Date = Date.init
+    /// The retry jitter's source, in 0..<1.
+    public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+
+    public init() {}
+}

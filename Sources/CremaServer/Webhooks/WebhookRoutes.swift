@@ -1,0 +1,115 @@
+import CremaAPI
+import CremaCore
+import CremaService
+import CremaStore
+import Foundation
+import Hummingbird
+import Logging
+
+/// The webhook routes (docs/webhooks.md), roles `pos` and `admin`: register (the secret is shown once), list, read,
+/// delete, an endpoint's delivery log, and the replay of a dead delivery. A key limited to some stores registers for
+/// those stores and sees only endpoints within them; the bootstrap admin key acts on the tenant `default`.
+struct WebhookRoutes {
+    let webhooks: WebhookService
+
+    func register(on router: Router<CremaRequestContext>) {
+        router.post("/v1/webhooks") { request, context in try await self.create(request, context) }
+        router.get("/v1/webhooks") { request, context in try await self.list(request, context) }
+        router.get("/v1/webhooks/{id}") { request, context in try await self.show(request, context) }
+        router.delete("/v1/webhooks/{id}") { request, context in try await self.delete(request, context) }
+        router.get("/v1/webhooks/{id}/deliveries") { request, context in try await self.deliveries(request, context) }
+        router.post("/v1/webhooks/{id}/deliveries/{delivery}/replay") { request, context in try await self.replay(request, context) }
+    }
+
+    func create(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (principal, scope) = try Self.caller(context)
+        let body = try WireCoding.decode(WebhookCreateRequest.self, from: try await request.bodyData(context: context))
+        return try await IdempotentPOST.run(request, database: webhooks.database, principal: principal, tenant: scope.tenant, body: body) {
+            let (endpoint, secret) = try await webhooks.register(body, in: scope)
+            context.logger.info(
+                "webhook registered",
+                metadata: ["webhook": "\(endpoint.id.uuidString.lowercased())", "events": "\(endpoint.events.map(\.rawValue).joined(separator: ","))"])
+            return (
+                .created, try WireCoding.canonical(WebhookEndpointResponse(endpoint, secret: secret)), try WireCoding.canonical(WebhookEndpointResponse(endpoint))
+            )
+        }
+    }
+
+    func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (_, scope) = try Self.caller(context)
+        let endpoints = try await webhooks.database.webhooks.endpoints(in: scope)
+        return try JSONResponse.make(.ok, WebhookEndpointListResponse(webhooks: endpoints.map { WebhookEndpointResponse($0) }))
+    }
+
+    func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (_, scope) = try Self.caller(context)
+        guard let endpoint = try await webhooks.database.webhooks.endpoint(id: try Self.id(context), in: scope) else { throw APIError.unknownWebhook }
+        return try JSONResponse.make(.ok, WebhookEndpointResponse(endpoint))
+    }
+
+    func delete(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (_, scope) = try Self.caller(context)
+        let id = try Self.id(context)
+        guard try await webhooks.database.webhooks.delete(id: id, in: scope) else { throw APIError.unknownWebhook }
+        context.logger.info("webhook deleted", metadata: ["webhook": "\(id.uuidString.lowercased())"])
+        return Response(status: .noContent)
+    }
+
+    func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (_, scope) = try Self.caller(context)
+        let query = request.uri.queryParameters
+        var limit = 50
+        if let text = query.get("limit") {
+            guard let parsed = Int(text), (1...200).contains(parsed) else {
+                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to 200")
+            }
+            limit = parsed
+        }
+        var before: Int64?
+        if let text = query.get("before") {
+            guard let parsed = Int64(text), parsed > 0 else { throw APIError.invalidField(field: "before", reason: "must be a delivery id") }
+            before = parsed
+        }
+        guard let log = try await webhooks.database.webhooks.deliveries(endpoint: try Self.id(context), in: scope, limit: limit, before: before) else {
+            throw APIError.unknownWebhook
+        }
+        let max = webhooks.policy.retry.maxAttempts
+        return try JSONResponse.make(
+            .ok, WebhookDeliveryListResponse(deliveries: log.map { WebhookDeliveryResponse($0, maxAttempts: max) }, nextBefore: log.count == limit ? log.last?.id : nil))
+    }
+
+    func replay(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let (principal, scope) = try Self.caller(context)
+        let id = try Self.id(context)
+        let deliveryText = try context.pathParameter("delivery")
+        guard let delivery = Int64(deliveryText), delivery > 0 else { throw APIError.invalidField(field: "delivery", reason: "must be a delivery id") }
+        return try await IdempotentPOST.run(request, database: webhooks.database, principal: principal, tenant: scope.tenant, body: [String: String]()) {
+            let record = try await webhooks.replay(delivery: delivery, endpoint: id, in: scope)
+            context.logger.info("webhook delivery replayed", metadata: ["webhook": "\(id.uuidString.lowercased())", "delivery": "\(delivery)"])
+            let answer = try WireCoding.canonical(WebhookDeliveryResponse(record, maxAttempts: webhooks.policy.retry.maxAttempts))
+            return (.accepted, answer, answer)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The caller and the data it reaches: a POS key its scope, an admin key its tenant, the bootstrap key `default`.
+    static func caller(_ context: CremaRequestContext) throws(APIError) -> (APIPrincipal, TenantScope) {
+        let principal = try context.presentedKey()
+        switch principal.role {
+        case .pos:
+            guard let scope = principal.scope else { throw .forbidden(role: principal.role, allowed: [.pos, .admin]) }
+            return (principal, scope)
+        case .admin:
+            return (principal, TenantScope(tenant: principal.tenant ?? TenantScope.defaultTenantName))
+        case .barista, .dashboard, .app, .system:
+            throw .forbidden(role: principal.role, allowed: [.pos, .admin])
+        }
+    }
+
+    static func id(_ context: CremaRequestContext) throws(APIError) -> UUID {
+        let text = try context.pathParameter("id")
+        guard let id = UUID(uuidString: text) else { throw .invalidField(field: "id", reason: "must be a webhook id (a UUID)") }
+        return id
+    }
+}

@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import CremaAPI
+import CremaCore
+import CremaService
+import CremaStore
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Sends one webhook delivery: checks the receiver's address again (DNS may have changed since registration), signs
+/// the body at send time, posts it within the request timeout, and says what the answer means for the delivery.
+struct WebhookSender: Sendable {
+    let service: WebhookService
+    let clients: WebhookClients
+    let policy: WebhookPolicy
+    let now: @Sendable () -> Date
+    let random: @Sendable () -> Double
+    let logger: Logger
+
+    /// What happened to one attempt, before the retry policy turns a failure into `retry` or `dead`.
+    enum Answer: Equatable {
+        case delivered(status: Int)
+        case gone(status: Int)
+        case failed(status: Int?, error: String, retryAfter: Double?)
+    }
+
+    func send(_ delivery: ClaimedWebhook) async -> WebhookOutcome {
+        outcome(of: await attempt(delivery), attempts: delivery.attempts)
+    }
+
+    /// A failed attempt is tried again after the policy's backoff (never sooner than a `Retry-After`), or is dead
+    /// once the attempts are spent.
+    func outcome(of answer: Answer, attempts: Int) -> WebhookOutcome {
+        switch answer {
+        case .delivered(let status): return .sent(status: status)
+        case .gone(let status): return .gone(status: status)
+        case .failed(let status, let error, let retryAfter):
+            guard let delay = policy.retry.delay(afterAttempt: attempts, retryAfter: retryAfter, random: random()) else {
+                return .dead(status: status, error: "\(error) (gave up after \(attempts) attempts)")
+            }
+            return .retry(at: now().addingTimeInterval(delay), status: status, error: error)
+        }
+    }
+
+    func attempt(_ delivery: ClaimedWebhook) async -> Answer {
+        let url: WebhookURL
+        do throws(WebhookURL.Refusal) {
+            url = try WebhookURL(delivery.url)
+        } catch {
+            return .failed(status: nil, error: "the URL \(error)", retryAfter: nil)
+        }
+        let address: String
+        do {
+            guard let first = try await service.checkedAddresses(of: url).first else { return .failed(status: nil, error: "no address", retryAfter: nil) }
+            address = IPAddressText.text(first)
+        } catch {
+            return .failed(status: nil, error: error.message, retryAfter: nil)
+        }
+        let secret: String
+        do {
+            secret = try service.secret(of: delivery.tenant, endpoint: delivery.endpointID, sealed: delivery.sealedSecret)
+        } catch {
+            return .failed(status: nil, error: "the endpoint's secret cannot be opened with this CREMA_MASTER_KEY", retryAfter: nil)
+        }
+        let body = Data(delivery.body.utf8)
+        var request = HTTPClientRequest(url: url.description)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Crema-Webhooks/1")
+        request.headers.add(name: "Crema-Event-Id", value: delivery.eventID.uuidString.lowercased())
+        request.headers.add(name: "Crema-Event-Type", value: delivery.eventType)
+        request.headers.add(name: "Crema-Delivery-Attempt", value: "\(delivery.attempts)")
+        request.headers.add(
+            name: "Crema-Signature", value: WebhookSecret.signature(secret: secret, timestamp: Int(now().timeIntervalSince1970), body: body))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let client = await clients.client(host: url.host, address: address)
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(policy.requestTimeout * 1000)), logger: logger)
+            // Read (and drop) a bounded body so the connection can carry the next delivery.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let status = Int(response.status.code)
+            switch status {
+            case 200..<300: return .delivered(status: status)
+            case 410: return .gone(status: status)
+            default:
+                let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+                return .failed(status: status, error: "the receiver answered \(status)", retryAfter: retryAfter)
+            }
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return .failed(status: nil, error: "no answer within \(Int(policy.requestTimeout)) s", retryAfter: nil)
+        } catch {
+            return .failed(status: nil, error: "the request failed: \(error)", retryAfter: nil)
+        }
+    }
+}

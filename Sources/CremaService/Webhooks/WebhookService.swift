@@ -1,0 +1,119 @@
+public import CremaAPI
+public import CremaCore
+public import CremaStore
+public import Foundation
+
+/// Webhook endpoints (docs/webhooks.md): registration with everything that can be checked then (the URL, the event
+/// types, the host's addresses), the delivery log, and replay. The dispatcher checks the address again at send time.
+public struct WebhookService: Sendable {
+    public let database: CremaDatabase
+    public let masterKey: MasterKey?
+    /// `CREMA_WEBHOOK_ALLOW_PRIVATE=1`: private and loopback receivers are allowed (a receiver on the same network).
+    public let allowsPrivateAddresses: Bool
+    public let policy: WebhookPolicy
+    /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
+    private let resolve: @Sendable (String) async throws -> [[UInt8]]
+    private let now: @Sendable () -> Date
+    private let makeID: @Sendable () -> UUID
+
+    public init(
+        database: CremaDatabase, masterKey: MasterKey?, allowsPrivateAddresses: Bool, policy: WebhookPolicy = WebhookPolicy(),
+        resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
+        makeID: @escaping @Sendable () -> UUID = UUID.init
+    ) {
+        self.database = database
+        self.masterKey = masterKey
+        self.allowsPrivateAddresses = allowsPrivateAddresses
+        self.policy = policy
+        self.resolve = resolve
+        self.now = now
+        self.makeID = makeID
+    }
+
+    /// Registers an endpoint for `scope` (its stores become the endpoint's); the secret is in the answer only.
+    public func register(_ request: WebhookCreateRequest, in scope: TenantScope) async throws -> (StoredWebhookEndpoint, secret: String) {
+        let url: WebhookURL
+        do throws(WebhookURL.Refusal) {
+            url = try WebhookURL(request.url)
+        } catch {
+            throw APIError.invalidField(field: "url", reason: "\(error)")
+        }
+        var events: [WebhookEventType] = []
+        for name in request.events {
+            guard let type = WebhookEventType(rawValue: name) else {
+                throw APIError.invalidField(
+                    field: "events", reason: "names '\(name)'; the types are \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !events.contains(type) { events.append(type) }
+        }
+        guard !events.isEmpty else {
+            throw APIError.invalidField(field: "events", reason: "must name at least one event type")
+        }
+        guard let masterKey else { throw APIError.webhookSecretNeedsMasterKey }
+        _ = try await checkedAddresses(of: url)
+        let id = makeID()
+        let secret = WebhookSecret.generate()
+        let endpoint = StoredWebhookEndpoint(
+            tenant: scope.tenant, id: id, url: url.description, events: events, stores: scope.sortedStores,
+            sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: now())
+        try await database.webhooks.insert(endpoint)
+        return (endpoint, secret)
+    }
+
+    /// The addresses a request to `url` may go to: its host's, all of them public unless private ones are allowed.
+    /// Throws `webhookAddressRefused` when the host does not resolve or any address is refused (a host that answers
+    /// with one public and one private address could be steered to the private one).
+    public func checkedAddresses(of url: WebhookURL) async throws(APIError) -> [[UInt8]] {
+        let addresses: [[UInt8]]
+        if let literal = IPAddressText.bytes(url.host) {
+            addresses = [literal]
+        } else {
+            do {
+                addresses = try await resolve(url.host)
+            } catch {
+                throw .webhookAddressRefused(host: url.host, reason: "it does not resolve (\(error))")
+            }
+            guard !addresses.isEmpty else { throw .webhookAddressRefused(host: url.host, reason: "it does not resolve") }
+        }
+        if !allowsPrivateAddresses, let refused = addresses.first(where: { !WebhookAddress.isPublic($0) }) {
+            throw .webhookAddressRefused(
+                host: url.host,
+                reason: "it resolves to \(IPAddressText.text(refused)), a private, loopback or reserved address (set CREMA_WEBHOOK_ALLOW_PRIVATE=1 to allow)")
+        }
+        return addresses
+    }
+
+    /// An endpoint's secret, for signing.
+    public func secret(of tenant: String, endpoint: UUID, sealed: [UInt8]) throws -> String {
+        guard let masterKey else { throw APIError.webhookSecretNeedsMasterKey }
+        return try WebhookSecret.open(sealed, tenant: tenant, endpoint: endpoint, masterKey: masterKey)
+    }
+
+    public func replay(delivery: Int64, endpoint: UUID, in scope: TenantScope) async throws -> WebhookDeliveryRecord {
+        switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: now()) {
+        case .replayed(let record): return record
+        case .unknownDelivery:
+            throw try await database.webhooks.endpoint(id: endpoint, in: scope) == nil ? APIError.unknownWebhook : APIError.unknownWebhookDelivery
+        case .notDead(let state): throw APIError.webhookDeliveryNotDead(state: state)
+        case .endpointDisabled: throw APIError.webhookDisabled
+        }
+    }
+}
+
+extension WebhookEndpointResponse {
+    public init(_ endpoint: StoredWebhookEndpoint, secret: String? = nil) {
+        self.init(
+            id: endpoint.id.uuidString.lowercased(), url: endpoint.url, events: endpoint.events.map(\.rawValue), stores: endpoint.stores,
+            createdAt: endpoint.createdAt, disabledAt: endpoint.disabledAt, disabledReason: endpoint.disabledReason, secret: secret)
+    }
+}
+
+extension WebhookDeliveryResponse {
+    public init(_ record: WebhookDeliveryRecord, maxAttempts: Int) {
+        self.init(
+            id: record.id, eventID: record.eventID.uuidString.lowercased(), eventType: record.eventType,
+            orderID: record.orderID?.uuidString.lowercased(), state: record.state, attempts: record.attempts, maxAttempts: maxAttempts,
+            replays: record.replays, lastStatus: record.lastStatus, lastError: record.lastError, createdAt: record.createdAt,
+            nextAttemptAt: record.nextAttemptAt, sentAt: record.sentAt, finishedAt: record.finishedAt)
+    }
+}

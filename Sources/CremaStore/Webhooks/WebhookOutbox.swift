@@ -1,0 +1,95 @@
+import CremaCore
+import CremaPostgres
+import Foundation
+
+/// The SQL that writes webhook events where their facts are written: in the order event's statement (`order.changed`,
+/// `activity.ended`) and in the dispatcher's outcome statement (`delivery.dead`, `token.retired`). An event is stored
+/// only when a live endpoint of the tenant wants its type and store, and fanned out to each such endpoint.
+enum WebhookOutbox {
+    /// Whether endpoint `e` (unqualified columns under alias `e`) wants an event of `type` in `store` (SQL
+    /// expressions; a NULL store, such as a customer's token, reaches only endpoints for every store).
+    static func wants(type: PostgresQuery, store: PostgresQuery) -> PostgresQuery {
+        "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
+    }
+
+    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma).
+    static func orderCTEs(
+        _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
+    ) throws -> PostgresQuery {
+        struct Row: Encodable {
+            var id: UUID
+            var type: String
+            var body: String
+        }
+        let rows = try PostgresJSON(encoding: drafts.map { Row(id: $0.id, type: $0.type.rawValue, body: $0.body) })
+        return """
+            hook_events AS (
+                INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+                SELECT \(tenant), x.id, x.type, \(store), \(orderID), \(customerRef), x.body::json, \(at)
+                FROM jsonb_to_recordset(\(rows)::jsonb) AS x(id uuid, type text, body text)
+                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text")))
+                RETURNING event_id, event_type
+            ), hook_deliveries AS (
+                INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+                SELECT \(tenant), e.endpoint_id, h.event_id, \(at), \(at)
+                FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "h.event_type", store: "\(store)::text"))
+            )
+            """
+    }
+
+    /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
+    static func isoTime(_ expression: PostgresQuery) -> PostgresQuery {
+        "to_char(\(expression) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+    }
+
+    /// CTEs `dead_hooks`, `retired_hooks` and `dispatcher_hook_deliveries` for the dispatcher's outcome statement,
+    /// over its CTEs `outcome` (rows recorded, with their new state), `activity` and `customer` (tokens retired).
+    /// Token values are cut to their first 8 characters, as everywhere Crema shows a token.
+    static func dispatcherCTEs(at now: Date) -> PostgresQuery {
+        let created = isoTime("\(now)::timestamptz")
+        return """
+            dead_hooks AS (
+                INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+                SELECT o.tenant_id, x.id, 'delivery.dead', o.store_id, o.order_id, NULL,
+                       json_build_object('id', x.id, 'type', 'delivery.dead', 'created_at', \(created), 'data', json_build_object('delivery', json_build_object(
+                           'id', o.delivery_id, 'order_id', o.order_id, 'store_id', o.store_id, 'push_type', o.push_type, 'target_kind', o.target_kind,
+                           'live_activity_event', o.la_event, 'attempts', o.attempts, 'apns_status', o.last_status, 'apns_reason', o.last_reason))),
+                       \(now)
+                FROM outcome o CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
+                WHERE o.state = 'dead'
+                  AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = o.tenant_id AND \(wants(type: "'delivery.dead'", store: "o.store_id")))
+                RETURNING tenant_id, event_id, event_type, store_id
+            ), retired_hooks AS (
+                INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+                SELECT t.tenant_id, x.id, 'token.retired', t.store_id, t.order_id, t.customer_ref,
+                       json_build_object('id', x.id, 'type', 'token.retired', 'created_at', \(created), 'data', json_build_object('token', json_build_object(
+                           'kind', t.kind, 'token', left(t.token, 8) || '…', 'store_id', t.store_id, 'order_id', t.order_id,
+                           'customer_ref', t.customer_ref, 'reason', t.retired_reason))),
+                       \(now)
+                FROM (SELECT * FROM activity UNION ALL SELECT * FROM customer) t CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
+                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = t.tenant_id AND \(wants(type: "'token.retired'", store: "t.store_id")))
+                RETURNING tenant_id, event_id, event_type, store_id
+            ), dispatcher_hook_deliveries AS (
+                INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+                SELECT h.tenant_id, e.endpoint_id, h.event_id, \(now), \(now)
+                FROM (SELECT * FROM dead_hooks UNION ALL SELECT * FROM retired_hooks) h
+                JOIN webhook_endpoints e ON e.tenant_id = h.tenant_id AND \(wants(type: "h.event_type", store: "h.store_id"))
+            )
+            """
+    }
+
+    /// A webhook body (a `json` expression) without personal data: in an `order` object the customer ref, the display
+    /// name and the free-text reasons (as `Order.withoutPersonalData` leaves them), in a `token` object the customer
+    /// ref. Everything else stays, so a redacted event still tells what happened.
+    static func redactedBody(_ body: PostgresQuery) -> PostgresQuery {
+        """
+        (SELECT CASE
+            WHEN b #> '{data,order}' IS NOT NULL THEN
+                jsonb_set(jsonb_set(jsonb_set(jsonb_set(b, '{data,order,customer_ref}', 'null'), '{data,order,display_name}', '""'),
+                          '{data,order,delay_reason}', 'null'), '{data,order,cancel_reason}', 'null')::json
+            WHEN b #> '{data,token}' IS NOT NULL THEN jsonb_set(b, '{data,token,customer_ref}', 'null')::json
+            ELSE b::json END
+         FROM (SELECT (\(body))::jsonb AS b) x)
+        """
+    }
+}
