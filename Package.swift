@@ -197,7 +197,14 @@ let package = Package(
         // MARK: - Test support: a fresh, migrated database per suite on the cluster scripts/test starts.
         .target(
             name: "CremaTestSupport",
-            dependencies: ["CremaPostgres", "CremaStore"],
+            dependencies: [
+                "CremaPostgres", "CremaStore",
+                // The webhook receiver the tests run (HTTP and HTTPS).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tests/CremaTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -1,18 +1,18 @@
 import Crypto
-import Foundation
+public import Foundation
 import SwiftASN1
 import X509
 
 /// The simulator's self-signed TLS identity (P-256, SAN `localhost` and `127.0.0.1`), kept as `ca.pem` and
 /// `key.pem` in one folder so clients can trust it with `CREMA_APNS_CA_FILE` across restarts.
-struct SimulatorCertificate {
-    var certificatePEM: String
-    var privateKeyPEM: String
-    var caFile: String
+public struct SimulatorCertificate: Sendable {
+    public var certificatePEM: String
+    public var privateKeyPEM: String
+    public var caFile: String
 
     /// Reuses the folder's certificate when it is readable, matches its key and stays valid for at least a
     /// day; otherwise writes a new one (valid for a year).
-    static func loadOrCreate(directory: String, now: Date = Date()) throws(APNsSimulatorError) -> SimulatorCertificate {
+    public static func loadOrCreate(directory: String, now: Date = Date()) throws(APNsSimulatorError) -> SimulatorCertificate {
         let folder = URL(fileURLWithPath: directory)
         let caFile = folder.appendingPathComponent("ca.pem").path
         let keyFile = folder.appendingPathComponent("key.pem").path

@@ -112,7 +112,7 @@ import Testing
             let end = try await insert(db, order: order, target: target, event: .end, state: .pending)
             // The end waits for the update in flight.
             #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
-            try await deliveries.record([DeliveryResult(delivery: update, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))])
+            try await deliveries.record([DeliveryResult(delivery: update, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))], now: Date())
             let after = try await states(db, order: order)
             #expect(after[update.id]?.0 == "superseded")
             #expect(after[update.id]?.1 == "superseded_by_end")
@@ -133,7 +133,7 @@ import Testing
             let start = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
             _ = try await store.apply(
                 .canceled(reason: "left"), to: order, in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request(scope: "pos"))
-            try await deliveries.record([DeliveryResult(delivery: start, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))])
+            try await deliveries.record([DeliveryResult(delivery: start, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))], now: Date())
             let after = try await states(db, order: order)
             #expect(after[start.id]?.0 == "superseded")
             #expect(after[start.id]?.1 == "start_order_finished")
