@@ -174,14 +174,15 @@ final class ServerProcess: @unchecked Sendable {
         self.url = url
     }
 
-    static func start(conninfo: String) async throws -> ServerProcess {
+    /// `environment`: more variables for the server (they win over the defaults).
+    static func start(conninfo: String, environment extra: [String: String] = [:]) async throws -> ServerProcess {
         let process = Process()
         process.executableURL = Binaries.crema
         process.arguments = ["serve", "--port", "0"]
         process.environment = [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "CREMA_DATABASE_URL": conninfo,
             "CREMA_API_KEYS": TestKeys.environmentValue, "LOG_LEVEL": "error",
-        ]
+        ].merging(extra) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -217,6 +218,13 @@ final class ServerProcess: @unchecked Sendable {
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// `kill -9`: the process ends at once, with whatever it had in flight.
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
