@@ -61,6 +61,15 @@ import Testing
     func erasureLeavesNoTraceAndKeepsTheRest() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
+            // A receiver for every type, so the webhook outbox holds the customer's orders too (nothing is sent here).
+            try await db.pool.withConnection { connection in
+                _ = try await connection.query(
+                    """
+                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
+                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks',
+                            ARRAY['order.changed', 'delivery.dead', 'token.retired', 'activity.ended'], '\\x00', now())
+                    """)
+            }
             let t = Self.erasedTokens
             let first = try await Self.place(api, ref: Self.erased.ref, name: Self.erased.name)
             let second = try await Self.place(api, ref: Self.erased.ref, name: Self.erased.name)
@@ -77,6 +86,8 @@ import Testing
             _ = try await api.send(.put, "/v1/customers/\(Self.kept.ref)/tokens/alert/\(Self.keptToken)", as: .app, body: #"{"environment":"production"}"#)
             try await Self.event(api, other, #"{"type":"ready"}"#)
 
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE event_type = 'order.changed'", as: Int.self) == 8)
+            #expect(try await Self.traces(of: Self.erased.name, in: db).contains("webhook_events.body"), "the webhook outbox must hold the name first")
             let needles = [Self.erased.ref, Self.erased.name, t.activity, t.alert, t.widget, t.pushToStart]
             for needle in needles { #expect(try await !Self.traces(of: needle, in: db).isEmpty, "the test must put \(needle) somewhere first") }
             let before = try await db.pool.withConnection { connection in

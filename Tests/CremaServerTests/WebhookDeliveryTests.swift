@@ -170,6 +170,25 @@ import Testing
         }
     }
 
+    @Test("activity.ended is told once when an order ends, with how it ended; an endpoint for it alone gets no order.changed")
+    func activityEndedIsTold() async throws {
+        try await WebhookHarness.run { h in
+            let receiver = try await h.receiver()
+            _ = try await h.register(receiver.url(), events: ["activity.ended"])
+            let id = try await h.lifecycle([Self.started])
+            let canceled = try await h.api.post("/v1/orders/\(id)/events", as: .pos, #"{"type":"canceled","reason":"out of oat milk"}"#)
+            #expect(canceled.status == .ok)
+            #expect(try await h.eventually { receiver.deduplicated.count == 1 })
+            let request = try #require(receiver.deduplicated.first)
+            #expect(request.eventType == "activity.ended")
+            let activity = try #require((request.json["data"] as? [String: Any])?["activity"] as? [String: Any])
+            #expect(activity["order_id"] as? String == id)
+            #expect(activity["state"] as? String == "canceled")
+            #expect(activity["ended_by"] as? String == "canceled")
+            try await receiver.stop()
+        }
+    }
+
     static func endpointID(_ h: WebhookHarness) async throws -> String {
         try await h.db.scalar("SELECT endpoint_id::text FROM webhook_endpoints LIMIT 1", as: String.self)
     }
