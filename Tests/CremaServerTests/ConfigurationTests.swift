@@ -14,6 +14,14 @@ import Testing
         #expect(configuration.apiKeys.isEmpty)
     }
 
+    @Test("CREMA_WEBHOOK_ALLOW_PRIVATE is 1 or unset; anything else is refused naming the variable, and a CA file must be readable")
+    func webhookSettings() throws {
+        #expect(try CremaConfiguration(environment: [:]).webhookAllowsPrivateAddresses == false)
+        #expect(try CremaConfiguration(environment: ["CREMA_WEBHOOK_ALLOW_PRIVATE": "1"]).webhookAllowsPrivateAddresses)
+        #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_WEBHOOK_ALLOW_PRIVATE": "yes"]) }
+        #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_WEBHOOK_CA_FILE": "/nonexistent/ca.pem"]) }
+    }
+
     @Test func aDatabaseURLIsUsedAsGiven() throws {
         let configuration = try CremaConfiguration(environment: ["CREMA_DATABASE_URL": "postgresql://u@db/crema", "PGHOST": "other"])
         #expect(configuration.database == .conninfo("postgresql://u@db/crema"))
