@@ -46,7 +46,13 @@ extension Runtime {
         if let key = configuration.masterKey { return key }
         guard privateDatabase else { return nil }
         let file = configuration.embeddedDirectory.appendingPathComponent("master-key")
-        if let text = try? String(contentsOf: file, encoding: .utf8), let key = try? MasterKey(base64: text) { return key }
+        if FileManager.default.fileExists(atPath: file.path) {
+            // Never replaced: a new key would leave every secret sealed with the old one unreadable.
+            guard let text = try? String(contentsOf: file, encoding: .utf8), let key = try? MasterKey(base64: text) else {
+                throw RuntimeError.configuration("\(file.path) is not a usable master key (base64 of 32 bytes); restore it, or set CREMA_MASTER_KEY")
+            }
+            return key
+        }
         var generator = SystemRandomNumberGenerator()
         let text = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
         // Created owner-only from the first byte, never world-readable in between.

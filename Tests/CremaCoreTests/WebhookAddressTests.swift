@@ -35,6 +35,7 @@ import Testing
         #expect(https.port == 443 && https.isHTTPS)
         let http = try WebhookURL("http://[::1]:8080/x")
         #expect(http.host == "::1" && http.port == 8080 && !http.isHTTPS)
+        #expect(try WebhookURL("HTTPS://Hooks.Example.com/Path").description == "https://hooks.example.com/Path")
         #expect(throws: WebhookURL.Refusal.scheme("ftp")) { try WebhookURL("ftp://example.com/") }
         #expect(throws: WebhookURL.Refusal.userInfo) { try WebhookURL("https://a:b@example.com/") }
         #expect(throws: WebhookURL.Refusal.fragment) { try WebhookURL("https://example.com/#x") }

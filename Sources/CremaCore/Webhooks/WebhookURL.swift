@@ -29,15 +29,17 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
 
     public init(_ text: String) throws(Refusal) {
         guard text.utf8.count <= 2048 else { throw .tooLong }
-        guard let components = URLComponents(string: text), let url = components.url, let scheme = components.scheme?.lowercased() else {
-            throw .malformed
-        }
+        guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else { throw .malformed }
         guard scheme == "https" || scheme == "http" else { throw .scheme(scheme) }
         guard var host = components.host, !host.isEmpty else { throw .malformed }
         guard components.user == nil, components.password == nil else { throw .userInfo }
         guard components.fragment == nil else { throw .fragment }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if let port = components.port, !(1...65535).contains(port) { throw .malformed }
+        // Kept as a receiver would be written: scheme and host in lower case (both are case-insensitive).
+        components.scheme = scheme
+        if components.host?.hasPrefix("[") == false { components.host = components.host?.lowercased() }
+        guard let url = components.url else { throw .malformed }
         self.url = url
         self.host = host.lowercased()
         self.isHTTPS = scheme == "https"

@@ -225,12 +225,19 @@ public struct WebhookRepository: Repository {
         _ = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                WITH outcome AS (
-                    UPDATE webhook_deliveries SET state = \(state), last_status = \(status), last_error = \(error),
-                           run_at = coalesce(\(runAt)::timestamptz, run_at), locked_until = NULL,
-                           sent_at = CASE WHEN \(state) = 'sent' THEN \(now)::timestamptz END,
-                           finished_at = CASE WHEN \(state) IN ('sent', 'dead') THEN \(now)::timestamptz END
-                    WHERE tenant_id = \(delivery.tenant) AND delivery_id = \(delivery.id) AND state = 'inflight' AND attempts = \(delivery.attempts)
+                WITH next AS (
+                    -- A failure after its endpoint was disabled (another request got 410 meanwhile) is dead: nothing more
+                    -- goes to that endpoint.
+                    SELECT CASE WHEN \(state) = 'pending' AND EXISTS (
+                        SELECT 1 FROM webhook_endpoints WHERE tenant_id = \(delivery.tenant) AND endpoint_id = \(delivery.endpointID)
+                          AND disabled_at IS NOT NULL) THEN 'dead' ELSE \(state) END AS state
+                ), outcome AS (
+                    UPDATE webhook_deliveries d SET state = next.state, last_status = \(status), last_error = \(error),
+                           run_at = coalesce(\(runAt)::timestamptz, d.run_at), locked_until = NULL,
+                           sent_at = CASE WHEN next.state = 'sent' THEN \(now)::timestamptz END,
+                           finished_at = CASE WHEN next.state IN ('sent', 'dead') THEN \(now)::timestamptz END
+                    FROM next
+                    WHERE d.tenant_id = \(delivery.tenant) AND d.delivery_id = \(delivery.id) AND d.state = 'inflight' AND d.attempts = \(delivery.attempts)
                     RETURNING 1
                 ), disabled AS (
                     UPDATE webhook_endpoints SET disabled_at = \(now), disabled_reason = \(error)
@@ -294,7 +301,9 @@ public struct WebhookRepository: Repository {
                        count(*) FILTER (WHERE state = 'inflight') AS inflight,
                        count(*) FILTER (WHERE state = 'dead') AS dead,
                        coalesce(extract(epoch FROM \(now) - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= \(now))), 0)::float8 AS oldest
-                FROM webhook_deliveries WHERE state IN ('pending', 'inflight', 'dead')
+                FROM webhook_deliveries d WHERE state IN ('pending', 'inflight', 'dead')
+                  AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e
+                                  WHERE e.tenant_id = d.tenant_id AND e.endpoint_id = d.endpoint_id AND e.disabled_at IS NOT NULL)
                 """)[0]
             return (try row.decode("pending"), try row.decode("inflight"), try row.decode("dead"), try row.decode("oldest"))
         }
