@@ -85,7 +85,7 @@ import Testing
             conninfo: "\(server) dbname=\(name)", channels: ["orders"], logger: Logger(label: "test"),
             reconnectDelay: .milliseconds(20))
         let recorder = EventRecorder(listener.events())
-        let admin = try await PostgresConnection.connect(server)
+        let admin = try await TestDatabase.adminConnection()
         try await admin.simpleQuery("CREATE DATABASE \(name)")
         try await recorder.waitFor { $0.contains(.reconnected) }
         let sender = try await PostgresConnection.connect("\(server) dbname=\(name)")

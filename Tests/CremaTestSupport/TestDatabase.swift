@@ -23,13 +23,26 @@ public struct TestDatabase: Sendable {
         return url
     }
 
+    /// A connection to the test cluster's admin database without the session's 30 s statement limit: on a loaded
+    /// two-core machine, CREATE DATABASE queues behind the other suites' creates and drops for longer than that.
+    public static func adminConnection() async throws -> PostgresConnection {
+        let admin = try await PostgresConnection.connect(try serverConninfo())
+        do {
+            try await admin.simpleQuery("SET statement_timeout TO 0")
+        } catch {
+            await admin.close()
+            throw error
+        }
+        return admin
+    }
+
     /// Creates a database named after the caller (plus a random suffix), applies Crema's migrations
     /// unless `migrated` is false, and returns it with a small pool.
     public static func create(_ label: String = #function, migrated: Bool = true, poolSize: Int = 4) async throws -> TestDatabase {
         let server = try serverConninfo()
         let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
         let name = "t_\(slug)_\(UUID().uuidString.prefix(8).lowercased())"
-        let admin = try await PostgresConnection.connect(server)
+        let admin = try await adminConnection()
         try await admin.simpleQuery("CREATE DATABASE \(name)")
         await admin.close()
         let conninfo = "\(server) dbname=\(name)"
@@ -44,7 +57,7 @@ public struct TestDatabase: Sendable {
     /// Closes the pool and drops the database.
     public func drop() async {
         await pool.close()
-        guard let server = try? Self.serverConninfo(), let admin = try? await PostgresConnection.connect(server) else { return }
+        guard let admin = try? await Self.adminConnection() else { return }
         try? await admin.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         await admin.close()
     }
