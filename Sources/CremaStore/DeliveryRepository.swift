@@ -223,20 +223,23 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// Puts rows whose lease ran out (a dispatcher died mid-send) back to pending, or dead when out of attempts.
-    /// Returns how many were rescued.
+    /// Puts rows whose lease ran out (a dispatcher died mid-send) back to pending, or dead when out of attempts,
+    /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued.
     @discardableResult
-    public func rescueExpiredLeases() async throws -> Int {
+    public func rescueExpiredLeases(at now: Date) async throws -> Int {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                UPDATE delivery_outbox
-                SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
-                    last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
-                    finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
-                    locked_until = NULL
-                WHERE state = 'inflight' AND locked_until < now()
-                RETURNING 1
+                WITH outcome AS (
+                    UPDATE delivery_outbox
+                    SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+                        last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
+                        finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+                        locked_until = NULL
+                    WHERE state = 'inflight' AND locked_until < now()
+                    RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
+                ), \(WebhookOutbox.rescueCTEs(at: now))
+                SELECT 1 FROM outcome
                 """).count
         }
     }

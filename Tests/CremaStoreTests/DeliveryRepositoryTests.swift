@@ -43,16 +43,43 @@ import Testing
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
             _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
-            #expect(try await deliveries.rescueExpiredLeases() == 0)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 0)
             // The lease runs out: its end is moved into the past rather than waited for.
             try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "pending")
             try await db.pool.withConnection { c in _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1") }
             _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
             try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "dead")
+        }
+    }
+
+    @Test("a push that dies because its last attempt's lease ran out is told as delivery.dead, once, to the endpoint that wants it")
+    func deathByLeaseIsTold() async throws {
+        try await TestDatabase.with { db in
+            let (_, orderID) = try await pendingAlert(db)
+            try await db.pool.withConnection { c in
+                _ = try await c.query(
+                    """
+                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
+                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', '{delivery.dead}', '\\x00', now())
+                    """)
+                _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
+            }
+            let deliveries = DeliveryRepository(pool: db.pool)
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            try await expireLeases(db)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 0)
+            let body = try await db.scalar("SELECT body::text FROM webhook_events WHERE event_type = 'delivery.dead'", as: String.self)
+            let data = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+            let delivery = try #require((data["data"] as? [String: Any])?["delivery"] as? [String: Any])
+            #expect(delivery["order_id"] as? String == orderID.uuidString.lowercased())
+            #expect(delivery["apns_reason"] as? String == "lease expired after the last attempt")
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries", as: Int.self) == 1)
         }
     }
 
@@ -64,7 +91,7 @@ import Testing
             let first = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
             // The first dispatcher loses the database past its lease; another rescues the row and claims it again.
             try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases() == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
             let second = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
             #expect(second.id == first.id)
             #expect(second.attempts == 2)

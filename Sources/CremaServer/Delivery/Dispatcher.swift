@@ -140,6 +140,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     // change or graceful shutdown rings the doorbell.
                     if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
                 } catch {
+                    // A statement interrupted by shutdown is not an outage.
+                    if Task.isCancelled { break }
                     if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
                     failing = true
                     try? await Task.sleep(for: configuration.pollInterval)
@@ -261,7 +263,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         var waitingForKey = 0
         while !Task.isCancelled {
             do {
-                let rescued = try await store.rescueExpiredLeases()
+                let rescued = try await store.rescueExpiredLeases(at: configuration.now())
                 if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
                 try await keyring.reloadIfDue()
                 let depth = try await store.depth(apps: keyring.apps)
