@@ -87,6 +87,8 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
                         }
                         claimedAll = claimed.count == room
                     } catch {
+                        // A claim interrupted by shutdown is not an outage.
+                        if Task.isCancelled { break }
                         if !failing { logger.warning("webhook dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
                         failing = true
                     }
