@@ -55,8 +55,20 @@ enum PipelineError: Error, Sendable, Equatable {
         }
     }
 
-    /// The whole answer: status line, headers (always `Connection: close`) and the JSON body.
+    /// The whole answer: status line, headers (always `Connection: close`) and the JSON body. The answers
+    /// a flood repeats (garbage, a full server) are encoded once.
     var response: ByteBuffer {
+        switch self {
+        case .malformedRequest: Self.malformedRequestResponse
+        case .tooManyConnections: Self.tooManyConnectionsResponse
+        case .headerTooLarge, .route: encoded
+        }
+    }
+
+    private static let malformedRequestResponse = PipelineError.malformedRequest.encoded
+    private static let tooManyConnectionsResponse = PipelineError.tooManyConnections.encoded
+
+    private var encoded: ByteBuffer {
         let body = (try? WireCoding.encoder.encode(["error": ["code": .string(code), "message": .string(message), "details": details]] as JSONValue))
             ?? Data(#"{"error":{"code":"internal_error","message":"","details":{}}}"#.utf8)
         var head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"

@@ -47,8 +47,11 @@ final class ProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Mid-response (a pipelined request), Hummingbird's own 400-and-close stays in charge.
-        guard let parseError = error as? HTTPParserError, unanswered == 0, !answered else {
+        // Mid-response (a pipelined request), Hummingbird's own 400-and-close stays in charge. A closed
+        // connection has no one to answer: the decoder reports the half request it held when a read deadline
+        // (or the client) closed it, and answering that cost a JSON encoding and a linger timer per stalled
+        // connection (docs/reliability.md, stalled connections).
+        guard let parseError = error as? HTTPParserError, unanswered == 0, !answered, context.channel.isActive else {
             context.fireErrorCaught(error)
             return
         }

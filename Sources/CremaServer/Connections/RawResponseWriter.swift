@@ -73,7 +73,7 @@ final class RawResponseWriter: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func answer(context: ChannelHandlerContext, _ bytes: ByteBuffer) {
         pending = nil
-        guard !lingering else { return }
+        guard !lingering, context.channel.isActive else { return }
         lingering = true
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes))).assumeIsolated().whenComplete { result in
             switch result {
