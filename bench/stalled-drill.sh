@@ -9,7 +9,11 @@
 #       crema_http_connections_timed_out_total{phase="request"} grew by as many as the attacker saw closed.
 # Exits 1 on any violation.
 #
-# Usage: bench/stalled-drill.sh [-n STALLED] [-d SECONDS] [-r RATE] [-t READ_TIMEOUT]
+# The CPU crema serve and the attacker used is reported. -p pins the attacker alone to core 0 and everything else
+# (PostgreSQL, crema serve, the stream, this script) to core 1: the attacker then costs the server no CPU, as one
+# on another machine would, but the server has one core instead of two, so -p measures a one-core server.
+#
+# Usage: bench/stalled-drill.sh [-n STALLED] [-d SECONDS] [-r RATE] [-t READ_TIMEOUT] [-p]
 #   defaults: -n 3000 -d 60 -r 50 -t 10 (the default CREMA_HTTP_READ_TIMEOUT). Environment: CREMA_BIN (default
 #   .build-release/release/crema), BENCH_PORT (default 18093). Needs postgresql-15, curl, python3.
 #   Outputs: bench/results/stalled-drill-<time>/. Loopback only; bounded by -n and -d.
@@ -17,16 +21,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-stalled=3000 duration=60 rate=50 read_timeout=10
-while getopts "n:d:r:t:" opt; do
+stalled=3000 duration=60 rate=50 read_timeout=10 pinned=0
+while getopts "n:d:r:t:p" opt; do
   case "$opt" in
     n) stalled=$OPTARG ;;
     d) duration=$OPTARG ;;
     r) rate=$OPTARG ;;
     t) read_timeout=$OPTARG ;;
-    *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    p) pinned=1 ;;
+    *) sed -n '2,19p' "$0" >&2; exit 2 ;;
   esac
 done
+if [ "$pinned" = 1 ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "pinning needs 2 cores; run without -p" >&2; exit 2; }
+  command -v taskset > /dev/null || { echo "pinning needs taskset (util-linux); run without -p" >&2; exit 2; }
+  # This script and everything it starts inherit core 1; the attacker goes to core 0.
+  taskset -cp 1 $$ > /dev/null
+  ATTACKER=(taskset -c 0)
+else
+  ATTACKER=()
+fi
 grace=2
 port=${BENCH_PORT:-18093}
 CREMA=$(crema_bin)
@@ -54,6 +68,8 @@ metric() { curl -s -m 5 "http://127.0.0.1:$port/metrics" | awk -v s="$1" '$1 == 
 json() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
 
 log "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo ' (+ uncommitted changes)'), binary $CREMA, open-file limit $(ulimit -n)"
+if [ "$pinned" = 1 ]; then log "pinned: the attacker on core 0; PostgreSQL, crema serve, the stream and this script on core 1"
+else log "unpinned"; fi
 log "fresh PostgreSQL cluster in $cluster; crema serve on 127.0.0.1:$port, CREMA_HTTP_READ_TIMEOUT=$read_timeout"
 conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_drill 2> "$out/postgres-start.log" | tail -1)
 CREMA_HTTP_READ_TIMEOUT=$read_timeout start_serve "$conninfo" "$port" 8 "$out/serve.log"
@@ -71,25 +87,33 @@ order=$(curl -s -m 5 -X POST "http://127.0.0.1:$port/v1/orders" -H "Authorizatio
 RSS_PID=$!
 rss_between() { awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b && $2 > m { m = $2 } END { printf "%.0f", m / 1024 }' "$out/rss.txt"; }
 
+# CPU seconds of a process (user + system, children included), from /proc.
+cpu_s() { awk '{ printf "%.2f", ($14 + $15 + $16 + $17) / 100 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+per_s() { python3 -c "print(f'{($2 - $1) / ($4 - $3) * 1000:.0f}')"; }  # per_s CPU0 CPU1 T0 T1: CPU ms per second
+
 log "quiet: GET /health/live and GET /v1/orders/{id}, ${rate}/s for ${duration}s"
 q0=$(date +%s.%N)
+serve_q0=$(cpu_s "$SERVE_PID")
 python3 bench/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
   --duration "$duration" --out "$out/quiet.jsonl" > "$out/quiet.json"
 q1=$(date +%s.%N)
-log "quiet: $(cat "$out/quiet.json"); RSS peak $(rss_between "$q0" "$q1") MB"
+serve_q1=$(cpu_s "$SERVE_PID")
+log "quiet: $(cat "$out/quiet.json"); RSS peak $(rss_between "$q0" "$q1") MB; crema serve CPU $(per_s "$serve_q0" "$serve_q1" "$q0" "$q1") ms/s"
 
 timed_out_before=$(metric 'crema_http_connections_timed_out_total{phase="request"}')
 log "attack: $stalled stalled connections (half silent, half trickling a byte a second), reopened when closed"
 a0=$(date +%s.%N)
 # The server draws each connection's deadline between 90 % and 100 % of the read timeout (ConnectionLimits
 # .readTimeoutSpread), so a close from 0.9 x the timeout on is the server's.
-python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
+${ATTACKER[@]+"${ATTACKER[@]}"} python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
   --deadline "$(python3 -c "print($read_timeout * 0.9)")" \
   --out "$out/stalled.jsonl" > "$out/stalled.json" &
 STALL_PID=$!
 sleep 5  # the ramp; the stream starts with the attack at full strength
+s0=$(date +%s.%N) serve_a0=$(cpu_s "$SERVE_PID") stall_a0=$(cpu_s "$STALL_PID")
 python3 bench/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
   --duration "$duration" --out "$out/attack.jsonl" > "$out/attack.json"
+s1=$(date +%s.%N) serve_a1=$(cpu_s "$SERVE_PID") stall_a1=$(cpu_s "$STALL_PID")
 wait "$STALL_PID"
 STALL_PID=""
 a1=$(date +%s.%N)
@@ -97,6 +121,7 @@ a1=$(date +%s.%N)
 sleep 1
 timed_out_after=$(metric 'crema_http_connections_timed_out_total{phase="request"}')
 log "attack stream: $(cat "$out/attack.json"); RSS peak $(rss_between "$a0" "$a1") MB"
+log "CPU while the stream ran under attack: crema serve $(per_s "$serve_a0" "$serve_a1" "$s0" "$s1") ms/s, the attacker $(per_s "$stall_a0" "$stall_a1" "$s0" "$s1") ms/s"
 log "stalled: $(cat "$out/stalled.json")"
 log "server: timed_out{phase=request} +$(python3 -c "print(int($timed_out_after - $timed_out_before))"), refused $(metric crema_http_connections_refused_total), open now $(metric crema_http_connections_open)"
 stop_pid "$RSS_PID" 2

@@ -8,6 +8,7 @@ import NIOCore
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The connection guard against a live server on a free port, spoken to over raw TCP: the bytes a stalled,
@@ -29,6 +30,19 @@ import Testing
             #expect(answer.isEmpty)
             #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 1)
         }
+    }
+
+    @Test func shutdownClosesAConnectionThatHasSentHalfARequest() async throws {
+        // No request is in progress, so the shutdown does not wait for one: it closes the connection.
+        let stalled = Mutex<NIOAsyncChannel<ByteBuffer, ByteBuffer>?>(nil)
+        try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
+            let channel = try await server.connect()
+            try await channel.channel.writeAndFlush(ByteBuffer(string: "GET /health/live HTTP/1.1\r\nHost: crema\r\n"))
+            stalled.withLock { $0 = channel }
+        }
+        let channel = try #require(stalled.withLock { $0 })
+        try await channel.channel.closeFuture.get()
+        #expect(!channel.channel.isActive)
     }
 
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
