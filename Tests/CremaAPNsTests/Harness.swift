@@ -86,6 +86,8 @@ struct Harness {
         tls.additionalTrustRoots = [.file(simulator.caFile)]
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = http1Only ? .http1Only : .automatic
+        // The whole suite's simulators start TLS at once on two cores: the default 10 s to connect was seen to run out.
+        configuration.timeout.connect = .seconds(60)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         do {
             let result = try await body(client)
