@@ -62,6 +62,8 @@ public enum APIError: Error, Sendable, Equatable {
     case webhookDisabled
     case order(OrderError)
     case idempotencyMismatch
+    /// Another request with the key is still being performed (administrative POSTs claim their key first).
+    case idempotencyInProgress
     case payloadTooLarge(limit: Int)
     case databaseUnavailable
     case internalError
@@ -103,6 +105,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .webhookDisabled: "webhook_disabled"
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
+        case .idempotencyInProgress: "idempotency_in_progress"
         case .payloadTooLarge: "payload_too_large"
         case .databaseUnavailable: "database_unavailable"
         case .internalError: "internal_error"
@@ -122,7 +125,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .unknownWebhook, .unknownWebhookDelivery: 404
         case .invalidAPNsKey: 422
         case .methodNotAllowed: 405
-        case .order(.invalidTransition), .order(.versionConflict): 409
+        case .order(.invalidTransition), .order(.versionConflict), .idempotencyInProgress: 409
         case .order(.invalidValue), .idempotencyMismatch: 422
         case .payloadTooLarge: 413
         case .databaseUnavailable: 503
@@ -182,6 +185,8 @@ public enum APIError: Error, Sendable, Equatable {
         case .customerTokensNotConfigured: "This tenant has no customer token settings; set them with PUT /v1/admin/tenants/{tenant}/customer-tokens."
         case .order(let error): error.message
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
+        case .idempotencyInProgress:
+            "A request with this Idempotency-Key is still being performed: retry after the Retry-After delay with the same key for its answer."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
         case .databaseUnavailable:
             "The database is unavailable. A write may or may not have been applied: retry after the Retry-After delay with the same Idempotency-Key."

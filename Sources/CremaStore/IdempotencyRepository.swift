@@ -1,8 +1,8 @@
 public import CremaPostgres
 public import Foundation
 
-/// Idempotency-Keys past their window. Claiming and answering a key happen inside a command's transaction
-/// (`OrderTransaction`); this is the housekeeping around them.
+/// Idempotency-Keys outside the order commands, which claim and answer theirs inside their own transaction
+/// (`OrderTransaction`): the claims of administrative and webhook POSTs, and pruning keys past their window.
 public struct IdempotencyRepository: Repository {
     /// How long an Idempotency-Key keeps its first answer.
     public static let window: TimeInterval = 24 * 60 * 60
@@ -28,41 +28,96 @@ public struct IdempotencyRepository: Repository {
         }
     }
 
-    /// The first answer to an administrative POST with this key in `tenant`, or nil when the key is new; throws
-    /// `idempotencyMismatch` when the key was used for another request. Administrative keys are kept under the
-    /// empty store id (they belong to the tenant, not to a store).
-    public func stored(_ request: IdempotentRequest, tenant: String) async throws(StoreError) -> CommandResponse? {
+    /// How long a claimed key may stay unanswered before another request with it may perform it again: a process
+    /// that died between claiming and answering must not block the key for the whole window.
+    public static let pendingLease: TimeInterval = 60
+
+    /// What a key is for an administrative POST (one outside the order commands): the caller's to perform, or
+    /// already answered.
+    public enum Claim: Sendable {
+        /// The key is new (or its last claim was abandoned): perform the request, then `complete` or `release`.
+        case claimed(IdempotencyClaim)
+        /// The key's first answer, to replay.
+        case answered(CommandResponse)
+    }
+
+    /// Claims the key for an administrative POST in `tenant` before it is performed, so two requests with one
+    /// key (a double click, a retry racing the first) perform it once. Throws `idempotencyInProgress` while
+    /// another request holds the claim, `idempotencyMismatch` when the key was used for another request.
+    /// Administrative keys are kept under the empty store id (they belong to the tenant, not to a store); an
+    /// unanswered claim is marked by status 0, as inside an order command's transaction.
+    public func claim(_ request: IdempotentRequest, tenant: String) async throws(StoreError) -> Claim {
         try await database {
             try await pool.withConnection { connection in
+                let claimed = try await connection.query(
+                    """
+                    INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body,
+                                                  response_status, response_body)
+                    VALUES (\(tenant), '', \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
+                    ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+                        SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+                            response_status = 0, response_body = '', created_at = now()
+                        WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.window))
+                           OR (idempotency_keys.response_status = 0
+                               AND idempotency_keys.created_at < now() - make_interval(secs => \(Self.pendingLease)))
+                    RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS claimed_at
+                    """)
+                if let row = claimed.first {
+                    return .claimed(IdempotencyClaim(request: request, tenant: tenant, claimedAt: try row.decode("claimed_at")))
+                }
                 let rows = try await connection.query(
                     """
                     SELECT request_path = \(request.path) AND request_body = \(request.body) AS same, response_status, response_body
                     FROM idempotency_keys
                     WHERE tenant_id = \(tenant) AND store_id = '' AND scope = \(request.scope) AND idempotency_key = \(request.key)
-                      AND created_at >= now() - make_interval(secs => \(Self.window))
                     """)
-                guard let row = rows.first else { return nil }
+                // Gone between the two statements (pruned, released): as good as held by someone else.
+                guard let row = rows.first else { throw StoreError.idempotencyInProgress }
                 guard try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
-                return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
+                let status: Int = try row.decode("response_status")
+                guard status != 0 else { throw StoreError.idempotencyInProgress }
+                return .answered(CommandResponse(status: status, body: try row.decode("response_body"), replayed: true))
             }
         }
     }
 
-    /// Keeps an administrative POST's answer for replays (the first one wins if two raced).
-    public func remember(_ request: IdempotentRequest, tenant: String, answer: CommandResponse) async throws(StoreError) {
+    /// Keeps the answer of a performed request for replays; a claim that lapsed and was taken over keeps the
+    /// new claimant's.
+    public func complete(_ claim: IdempotencyClaim, answer: CommandResponse) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
                 _ = try await connection.query(
                     """
-                    INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body,
-                                                  response_status, response_body)
-                    VALUES (\(tenant), '', \(request.scope), \(request.key), \(request.path), \(request.body), \(answer.status), \(answer.body))
-                    ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
-                        SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-                            response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body, created_at = now()
-                        WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.window))
+                    UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
+                    WHERE \(Self.held(claim))
                     """)
             }
         }
     }
+
+    /// Gives the key back after the request failed, so a retry performs it rather than waiting out the lease.
+    public func release(_ claim: IdempotencyClaim) async throws(StoreError) {
+        try await database {
+            try await pool.withConnection { connection in
+                _ = try await connection.query("DELETE FROM idempotency_keys WHERE \(Self.held(claim))")
+            }
+        }
+    }
+
+    /// The key's row while this claim still holds it.
+    private static func held(_ claim: IdempotencyClaim) -> PostgresQuery {
+        """
+        tenant_id = \(claim.tenant) AND store_id = '' AND scope = \(claim.request.scope) AND idempotency_key = \(claim.request.key)
+          AND response_status = 0 AND (extract(epoch FROM created_at) * 1000000)::bigint = \(claim.claimedAt)
+        """
+    }
+}
+
+/// A key claimed by one administrative POST: the request it was claimed for and when, so completing or
+/// releasing it touches only this claim, never a later one that took a lapsed claim over.
+public struct IdempotencyClaim: Sendable {
+    public let request: IdempotentRequest
+    public let tenant: String
+    /// `created_at` in microseconds since 1970, as the database stored it.
+    let claimedAt: Int64
 }

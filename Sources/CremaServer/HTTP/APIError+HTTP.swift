@@ -23,6 +23,7 @@ extension APIError {
             case .bundleTaken(let id): self = .bundleTaken(id)
             case .appRequired: self = .appRequired("This tenant has no app yet: create one with PUT /v1/admin/tenants/{tenant}/apps/{bundle_id} before registering tokens.")
             case .idempotencyMismatch: self = .idempotencyMismatch
+            case .idempotencyInProgress: self = .idempotencyInProgress
             case .rejected(let reason): self = .order(reason)
             case .invalidTimezone(let zone): self = .order(.invalidValue(field: "timezone", reason: "'\(zone)' is not an IANA time zone"))
             case .invalidCursor: self = .invalidField(field: "cursor", reason: "is not a cursor this API returned")
@@ -60,6 +61,7 @@ extension APIError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
+        if self == .idempotencyInProgress { headers[.retryAfter] = "1" }
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if case .customerToken = self { headers[.wwwAuthenticate] = #"Bearer error="invalid_token""# }
         if case .methodNotAllowed(let allowed) = self { headers[.allow] = allowed.joined(separator: ", ") }

@@ -1,0 +1,90 @@
+import CremaPostgres
+import CremaStore
+import CremaTestSupport
+import Testing
+
+/// Administrative POSTs claim their Idempotency-Key before they are performed, on a real database: one request
+/// performs, a duplicate meanwhile is told it is in progress, a later one gets the first answer, and a claim whose
+/// process died lapses after its lease. The lease is passed by moving the claim back in time, not by waiting.
+@Suite(.timeLimit(.minutes(2))) struct IdempotencyClaimTests {
+    static let request = IdempotentRequest(scope: "admin:bootstrap", key: "k-1", path: "POST /v1/admin/tenants/default/api-keys", body: #"{"role":"pos"}"#)
+    static let answer = CommandResponse(status: 201, body: #"{"id":"a"}"#, replayed: false)
+
+    @Test func aNewKeyIsClaimedAndLaterRequestsGetItsAnswer() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            let claim = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            try await keys.complete(claim, answer: Self.answer)
+            let replay = try await keys.claim(Self.request, tenant: "default")
+            guard case .answered(let answer) = replay else { Issue.record("expected the stored answer, got \(replay)"); return }
+            #expect(answer == CommandResponse(status: 201, body: #"{"id":"a"}"#, replayed: true))
+        }
+    }
+
+    @Test func aDuplicateWhileTheFirstIsPerformedIsInProgress() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            await #expect(throws: StoreError.idempotencyInProgress) { try await keys.claim(Self.request, tenant: "default") }
+        }
+    }
+
+    @Test func theKeyWithAnotherRequestIsAMismatchEvenWhileInProgress() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            var other = Self.request
+            other.body = #"{"role":"barista"}"#
+            let claim = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            await #expect(throws: StoreError.idempotencyMismatch) { try await keys.claim(other, tenant: "default") }
+            try await keys.complete(claim, answer: Self.answer)
+            await #expect(throws: StoreError.idempotencyMismatch) { try await keys.claim(other, tenant: "default") }
+        }
+    }
+
+    @Test func aReleasedKeyIsClaimedAgainAtOnce() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            try await keys.release(try Self.claimed(try await keys.claim(Self.request, tenant: "default")))
+            _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+        }
+    }
+
+    @Test func anAbandonedClaimLapsesAfterItsLeaseAndItsLateAnswerIsDropped() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            let abandoned = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            try await Self.age(db, by: IdempotencyRepository.pendingLease + 1)
+            let taken = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            try await keys.complete(abandoned, answer: CommandResponse(status: 201, body: #"{"id":"late"}"#, replayed: false))
+            try await keys.release(abandoned)
+            try await keys.complete(taken, answer: Self.answer)
+            let replay = try await keys.claim(Self.request, tenant: "default")
+            guard case .answered(let answer) = replay else { Issue.record("expected the stored answer, got \(replay)"); return }
+            #expect(answer.body == #"{"id":"a"}"#)
+        }
+    }
+
+    @Test func aClaimWithinItsLeaseIsNotTakenOver() async throws {
+        try await TestDatabase.with { db in
+            let keys = IdempotencyRepository(pool: db.pool)
+            _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
+            try await Self.age(db, by: IdempotencyRepository.pendingLease - 5)
+            await #expect(throws: StoreError.idempotencyInProgress) { try await keys.claim(Self.request, tenant: "default") }
+        }
+    }
+
+    static func claimed(_ claim: IdempotencyRepository.Claim) throws -> IdempotencyClaim {
+        guard case .claimed(let claim) = claim else { throw Unexpected.claim("\(claim)") }
+        return claim
+    }
+
+    /// Moves every administrative key's claim `seconds` into the past.
+    static func age(_ db: TestDatabase, by seconds: Double) async throws {
+        try await db.pool.withConnection { connection in
+            _ = try await connection.query(
+                "UPDATE idempotency_keys SET created_at = created_at - make_interval(secs => \(seconds)) WHERE store_id = ''")
+        }
+    }
+
+    enum Unexpected: Error { case claim(String) }
+}
