@@ -81,16 +81,17 @@ public struct IdempotencyRepository: Repository {
         }
     }
 
-    /// Keeps the answer of a performed request for replays; a claim that lapsed and was taken over keeps the
-    /// new claimant's.
-    public func complete(_ claim: IdempotencyClaim, answer: CommandResponse) async throws(StoreError) {
+    /// Keeps the answer of a performed request for replays and says whether it was kept: false when the claim
+    /// lapsed and was taken over (the new claimant's answer stays).
+    @discardableResult
+    public func complete(_ claim: IdempotencyClaim, answer: CommandResponse) async throws(StoreError) -> Bool {
         try await database {
             try await pool.withConnection { connection in
-                _ = try await connection.query(
+                !(try await connection.query(
                     """
                     UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
-                    WHERE \(Self.held(claim))
-                    """)
+                    WHERE \(Self.held(claim)) RETURNING 1
+                    """)).isEmpty
             }
         }
     }

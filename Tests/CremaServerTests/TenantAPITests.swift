@@ -200,6 +200,10 @@ import Testing
             let row = try #require(try dump.first?.decode("row", as: String.self))
             let body = key.pkcs8PEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
             #expect(!row.contains("PRIVATE KEY") && !row.contains(String(body.prefix(24))))
+            // Nor does the request that carried it stay behind in plain text for replays: its key keeps a digest.
+            let keys = try await db.pool.withConnection { try await $0.query("SELECT string_agg(idempotency_keys::text, ' ') AS rows FROM idempotency_keys") }
+            let kept = try #require(try keys.first?.decode("rows", as: String.self))
+            #expect(kept.contains("sha256:") && !kept.contains("PRIVATE KEY") && !kept.contains(String(body.prefix(24))))
 
             let malformed = try await api.send(
                 .post, "/v1/admin/tenants/harbor/apps/com.harbor.coffee/apns-keys", idempotencyKey: "p2",

@@ -119,7 +119,7 @@ struct AdminRoutes {
         let body = try WireCoding.decode(APNsKeyCreateRequest.self, from: try await request.bodyData(context: context))
         // A path reads a file on this server: a tenant's admin could name another tenant's key with it.
         if body.p8Path != nil, principal.tenant != nil { throw APIError.p8PathNotPermitted }
-        return try await idempotent(request, principal: principal, tenant: tenant, body: body) {
+        return try await idempotent(request, context, principal: principal, tenant: tenant, body: body) {
             let (key, _) = try await admin.addAPNsKey(tenant: tenant, bundleID: bundleID, body)
             await apnsKeysChanged()
             context.logger.info(
@@ -133,7 +133,7 @@ struct AdminRoutes {
         let tenant = try Self.tenant(context)
         let principal = try context.authorizeAdmin(tenant: tenant)
         let (bundleID, keyID) = (try context.pathParameter("bundle_id"), try context.pathParameter("key_id"))
-        return try await idempotent(request, principal: principal, tenant: tenant, body: [String: String]()) {
+        return try await idempotent(request, context, principal: principal, tenant: tenant, body: [String: String]()) {
             let key = try await admin.setAPNsKey(.active, tenant: tenant, bundleID: bundleID, keyID: keyID)
             await apnsKeysChanged()
             let answer = try WireCoding.canonical(APNsKeyResponse(key))
@@ -162,7 +162,7 @@ struct AdminRoutes {
         let tenant = try Self.tenant(context)
         let principal = try context.authorizeAdmin(tenant: tenant)
         let body = try WireCoding.decode(APIKeyCreateRequest.self, from: try await request.bodyData(context: context))
-        return try await idempotent(request, principal: principal, tenant: tenant, body: body) {
+        return try await idempotent(request, context, principal: principal, tenant: tenant, body: body) {
             let (key, presented) = try await admin.issueAPIKey(tenant: tenant, body)
             context.logger.info("API key issued", metadata: ["issued_key_id": "\(key.id)", "issued_role": "\(key.role.rawValue)"])
             return (.created, try WireCoding.canonical(APIKeyResponse(key, presented: presented)), try WireCoding.canonical(APIKeyResponse(key)))
@@ -173,7 +173,7 @@ struct AdminRoutes {
         let tenant = try Self.tenant(context)
         let principal = try context.authorizeAdmin(tenant: tenant)
         let id = try context.pathParameter("id")
-        return try await idempotent(request, principal: principal, tenant: tenant, body: [String: String]()) {
+        return try await idempotent(request, context, principal: principal, tenant: tenant, body: [String: String]()) {
             let (key, presented) = try await admin.rotateAPIKey(tenant: tenant, id: id)
             context.logger.info("API key rotated", metadata: ["issued_key_id": "\(key.id)", "rotated_from": "\(id)"])
             return (.created, try WireCoding.canonical(APIKeyResponse(key, presented: presented)), try WireCoding.canonical(APIKeyResponse(key)))
@@ -208,9 +208,9 @@ struct AdminRoutes {
 
     /// Runs an administrative POST once per Idempotency-Key (`IdempotentPOST`).
     func idempotent(
-        _ request: Request, principal: APIPrincipal, tenant: String, body: some Encodable,
+        _ request: Request, _ context: CremaRequestContext, principal: APIPrincipal, tenant: String, body: some Encodable,
         _ perform: () async throws -> (status: HTTPResponse.Status, shown: String, kept: String)
     ) async throws -> Response {
-        try await IdempotentPOST.run(request, database: admin.database, principal: principal, tenant: tenant, body: body, perform)
+        try await IdempotentPOST.run(request, logger: context.logger, database: admin.database, principal: principal, tenant: tenant, body: body, perform)
     }
 }
