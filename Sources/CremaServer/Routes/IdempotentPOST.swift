@@ -10,7 +10,8 @@ import Logging
 
 /// A POST outside the order commands (administration, webhooks) run once per Idempotency-Key: the key is claimed
 /// before the request is performed, so a duplicate sent meanwhile is told to retry (409) and a later one gets the
-/// first answer. Request bodies are kept as their SHA-256 only, as some carry a secret (a `.p8`). What is shown once (an issued API key, a webhook's secret) is stored without it (`kept`), so a replay
+/// first answer. Request bodies are kept as their SHA-256 only, as some carry a secret (a `.p8`). What is shown
+/// once (an issued API key, a webhook's secret) is stored without it (`kept`), so a replay
 /// answers everything but the secret.
 enum IdempotentPOST {
     static func run(
@@ -39,10 +40,7 @@ enum IdempotentPOST {
         // Done: the answer goes to the client even if it cannot be kept, since what it shows once (a key, a secret)
         // would otherwise be lost; a retry then waits out the lease and performs again. Kept in a task of its own too.
         let answer = CommandResponse(status: Int(status.code), body: kept, replayed: false)
-        let stored = await Task { () -> Result<Bool, any Error> in
-            do { return .success(try await database.idempotency.complete(claim, answer: answer)) } catch { return .failure(error) }
-        }.value
-        switch stored {
+        switch await Task(operation: { try await database.idempotency.complete(claim, answer: answer) }).result {
         case .success(true): break
         case .success(false):
             logger.warning("Idempotency-Key answered after its claim lapsed: a retry may have performed the request again", metadata: ["path": "\(identity.path)"])
