@@ -95,7 +95,9 @@ import Testing
 
     @Test func concurrentConnectionsEachGetTheirOwnAnswers() async throws {
         try await TestDatabase.with(migrated: false) { db in
-            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 8))
+            // Twice as many workers as connections: under the whole suite on two cores a wait for a free one
+            // outlasted the default 5 s, which this test is not about.
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 8, acquireTimeout: .seconds(60)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<16 {
                     group.addTask {
