@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
+                "CremaAPI", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

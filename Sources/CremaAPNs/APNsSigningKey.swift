@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Crypto
 import Foundation
 
@@ -64,7 +65,7 @@ public struct APNsSigningKey: Sendable {
     public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
 
     private static func fingerprint(of publicKey: P256.Signing.PublicKey) -> String {
-        SHA256.hash(data: publicKey.x963Representation).prefix(8).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: publicKey.x963Representation).prefix(8).hexEncoded
     }
 
     private static func check(_ value: String, name: String) throws(APNsSigningKeyError) {

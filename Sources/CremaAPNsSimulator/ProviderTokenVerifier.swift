@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Crypto
 import Foundation
 import Synchronization
@@ -104,7 +105,7 @@ final class ProviderTokenVerifier: Sendable {
             keyID: keyID,
             teamID: teamID,
             issuedAt: Date(timeIntervalSince1970: iat),
-            fingerprint: SHA256.hash(data: Data(jwt.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined())
+            fingerprint: SHA256.hash(data: Data(jwt.utf8)).prefix(8).hexEncoded)
         guard let uploaded = keys.withLock({ $0[keyID] }) else { return .failure(.invalid("unknown kid", claims)) }
         let candidates = uploaded.filter { $0.teamID == teamID }
         guard !candidates.isEmpty else {

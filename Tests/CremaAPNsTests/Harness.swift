@@ -127,7 +127,7 @@ struct Harness {
     }
 
     static func randomToken(bytes: Int = 32) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        (0..<bytes).map { _ in UInt8.random(in: 0...255) }.hexEncoded
     }
 
     static func body(_ pushType: APNsPushType, event: String = "update") -> Data {

@@ -132,7 +132,7 @@ struct DeliveryHarness: Sendable {
     // MARK: - Helpers
 
     static func token(_ seed: UInt8, length: Int = 32) -> String {
-        (0..<length).map { String(format: "%02x", (Int(seed) &+ $0 &* 7) & 0xff) }.joined()
+        (0..<length).map { UInt8((Int(seed) &+ $0 &* 7) & 0xff) }.hexEncoded
     }
 
     /// Places an order for `customer` and returns its id.

@@ -25,7 +25,7 @@ import Testing
     func activityOrder(_ store: OrderService, posRef: String) async throws -> (UUID, Int64) {
         let placed = try await store.place(StoreFixtures.placement(posRef: posRef), in: .default, role: .pos, request: StoreFixtures.request())
         let id = try StoreFixtures.orderID(placed)
-        let token = (0..<32).map { String(format: "%02x", ($0 + posRef.count) & 0xff) }.joined() + posRef.unicodeScalars.map { String(format: "%02x", $0.value & 0xff) }.joined()
+        let token = (0..<32).map { UInt8(($0 + posRef.count) & 0xff) }.hexEncoded + posRef.unicodeScalars.map { UInt8($0.value & 0xff) }.hexEncoded
         let registered = try await store.database.tokens.putActivityToken(orderID: id, in: .default, token: token, environment: .sandbox, bundleID: nil)
         return (id, registered.ref.id)
     }

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPI
 import Crypto
 import Foundation
@@ -12,7 +13,7 @@ enum ConditionalResponse {
 
     static func make(_ request: Request, _ value: some Encodable) throws -> Response {
         let body = try WireCoding.encoder.encode(value)
-        let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: body).prefix(16).hexEncoded
         let etag = "\"\(digest)\""
         let headers: HTTPFields = [.eTag: etag, .cacheControl: cacheControl]
         if let presented = request.headers[.ifNoneMatch], matches(presented, etag) {

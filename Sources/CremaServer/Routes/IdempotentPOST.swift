@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPI
 import CremaCore
 import CremaService
@@ -21,7 +22,7 @@ enum IdempotentPOST {
         let key = try OrderRoutes.idempotencyKey(request)
         let identity = IdempotentRequest(
             scope: principal.role.rawValue + ":" + (principal.keyID ?? (principal.role == .admin ? "bootstrap" : "configured")), key: key, path: "POST \(request.uri.path)",
-            body: "sha256:" + SHA256.hash(data: Data(try WireCoding.canonical(body).utf8)).map { String(format: "%02x", $0) }.joined())
+            body: "sha256:" + SHA256.hash(data: Data(try WireCoding.canonical(body).utf8)).hexEncoded)
         let claim: IdempotencyClaim
         switch try await database.idempotency.claim(identity, tenant: tenant) {
         case .answered(let replay): return OrderRoutes.respond(replay)

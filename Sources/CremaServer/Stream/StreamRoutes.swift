@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaAPI
 import CremaCore
 import CremaStore
@@ -37,7 +38,7 @@ struct StreamRoutes {
         var bytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = generator.next() }
-        let ticket = bytes.map { String(format: "%02x", $0) }.joined()
+        let ticket = bytes.hexEncoded
         try await changes.issueStreamTicket(ticket, store: body.storeID, in: caller.scope, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),

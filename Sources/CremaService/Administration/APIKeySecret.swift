@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Crypto
 import Foundation
 
@@ -15,7 +16,7 @@ public struct APIKeySecret: Sendable {
     /// A new random key.
     public static func generate() -> APIKeySecret {
         var generator = SystemRandomNumberGenerator()
-        let id = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let id = (0..<8).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.hexEncoded
         let secret = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return APIKeySecret(presented: prefix + id + "_" + secret, id: id)

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 public import CremaAPI
 import Crypto
 import CremaStore
@@ -51,7 +52,7 @@ public enum CustomerTokenKeys {
     }
 
     static func fingerprint(_ bytes: some DataProtocol) -> String {
-        SHA256.hash(data: Data(bytes)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(bytes)).prefix(8).hexEncoded
     }
 }
 

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Crypto
 public import Foundation
 
@@ -7,7 +8,7 @@ public import Foundation
 public enum WebhookSecret {
     /// `whsec_` and 64 hex digits (256 random bits).
     public static func generate() -> String {
-        "whsec_" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.map { String(format: "%02x", $0) }.joined()
+        "whsec_" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.hexEncoded
     }
 
     /// What a sealed secret is bound to: moved to another endpoint's row, it does not open.
@@ -28,7 +29,7 @@ public enum WebhookSecret {
         var signed = Data("\(timestamp).".utf8)
         signed.append(contentsOf: body)
         let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Data(secret.utf8)))
-        return "t=\(timestamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "t=\(timestamp),v1=" + mac.hexEncoded
     }
 
     /// What a receiver does (and the tests do, as a receiver would): the header is well formed, its `v1` matches, and
