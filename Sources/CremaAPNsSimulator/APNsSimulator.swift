@@ -131,7 +131,7 @@ public final class APNsSimulator: Sendable {
     public func records(token: String? = nil) -> [APNsSimulatorRecord] { core.records(token: token) }
 
     /// Returns once `count` requests to `token` have arrived since the simulator started (a request held by a
-    /// latency fault counts on arrival), for tests that must act while a push is in flight.
+    /// latency or hold fault counts on arrival), for tests that must act while a push is in flight.
     public func received(token: String, count: Int = 1) async { await core.received(token: token, count: count) }
 
     /// Forgets all records.
@@ -144,8 +144,12 @@ public final class APNsSimulator: Sendable {
     /// Adds a fault; see ``APNsSimulatorFault`` for when each applies.
     public func inject(_ fault: APNsSimulatorFault) { core.inject(fault) }
 
-    /// Removes every fault, including persistent `unregistered` ones.
+    /// Removes every fault, including persistent `unregistered` ones. Answers already held stay held.
     public func clearFaults() { core.clearFaults() }
+
+    /// Answers every request a `hold` fault has held so far, and returns how many that was.
+    @discardableResult
+    public func releaseHeld() -> Int { core.releaseHeld() }
 
     /// Stops listening and closes every open connection.
     public func shutdown() async throws {

@@ -1,12 +1,13 @@
 public import Foundation
 
 /// A failure the simulator plays instead of its normal answer, to exercise a sender's handling of APNs' bad days.
-/// Faults apply in the order listed: drop, then latency, then (for requests that pass validation) status faults.
+/// Faults apply in the order listed: drop, then latency or hold, then (for requests that pass validation) status faults.
 ///
 /// JSON (for `POST /sim/faults`), dates as milliseconds since 1970 like APNs' own `timestamp`:
 /// `{"type":"unregistered","token":"ab…","since":1732250000000}`,
 /// `{"type":"status","status":429,"reason":"TooManyRequests","retry_after":5,"count":3,"token":null}`,
-/// `{"type":"latency","milliseconds":2000,"count":1,"token":null}`, `{"type":"drop_connection","count":1}`,
+/// `{"type":"latency","milliseconds":2000,"count":1,"token":null}`, `{"type":"hold","count":1,"token":null}`,
+/// `{"type":"drop_connection","count":1}`,
 /// `{"type":"goaway","count":1}`.
 public enum APNsSimulatorFault: Sendable, Hashable, Codable {
     /// 410 `Unregistered` with `timestamp` for every valid request to `token`, until the faults are cleared.
@@ -16,6 +17,10 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
     case status(Int, reason: String, retryAfter: Int?, count: Int, token: String?)
     /// The next `count` requests (to `token`, or to any token when nil) are answered only after this delay.
     case latency(milliseconds: Int, count: Int, token: String? = nil)
+    /// The next `count` requests (to `token`, or to any token when nil) are answered only when they are released
+    /// (`APNsSimulator.releaseHeld()`, `POST /sim/release`): a test decides when a push in flight comes back,
+    /// instead of racing a delay.
+    case hold(count: Int, token: String? = nil)
     /// The next `count` requests close their connection without any answer.
     case dropConnection(count: Int)
     /// The next `count` requests are answered, then their connection says GOAWAY (last stream: that request's) and
@@ -50,6 +55,10 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
                 milliseconds: try container.decode(Int.self, forKey: .milliseconds),
                 count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1,
                 token: try container.decodeIfPresent(String.self, forKey: .token))
+        case "hold":
+            self = .hold(
+                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1,
+                token: try container.decodeIfPresent(String.self, forKey: .token))
         case "drop_connection":
             self = .dropConnection(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
         case "goaway":
@@ -57,7 +66,7 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: container,
-                debugDescription: "type must be unregistered, status, latency, drop_connection or goaway")
+                debugDescription: "type must be unregistered, status, latency, hold, drop_connection or goaway")
         }
     }
 
@@ -78,6 +87,10 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         case .latency(let milliseconds, let count, let token):
             try container.encode("latency", forKey: .type)
             try container.encode(milliseconds, forKey: .milliseconds)
+            try container.encode(count, forKey: .count)
+            try container.encodeIfPresent(token, forKey: .token)
+        case .hold(let count, let token):
+            try container.encode("hold", forKey: .type)
             try container.encode(count, forKey: .count)
             try container.encodeIfPresent(token, forKey: .token)
         case .dropConnection(let count):

@@ -6,6 +6,7 @@ import Foundation
 /// - `GET /sim/health` → `{"status":"ok","records":n,"faults":n}`
 /// - `GET /sim/requests[?token=<hex>]` → the records, oldest first; `DELETE /sim/requests` clears them
 /// - `GET /sim/faults`; `POST /sim/faults` with one ``APNsSimulatorFault`` as JSON; `DELETE /sim/faults` clears them
+/// - `POST /sim/release` → `{"released":n}`: answers every request a `hold` fault holds
 struct ControlAPI {
     let core: SimulatorCore
 
@@ -13,12 +14,15 @@ struct ControlAPI {
         switch (exchange.method, exchange.path) {
         case ("GET", "/sim/health"):
             return json(
-                200, ["status": "ok", "records": core.records(token: nil).count, "faults": core.faults().count])
+                200, [
+                    "status": "ok", "records": core.records(token: nil).count, "faults": core.faults().count,
+                    "held": core.heldCount(),
+                ])
         case ("GET", "/sim/requests"):
             return encoded(200, core.records(token: exchange.query("token")))
         case ("DELETE", "/sim/requests"):
             core.clearRecords()
-            return .respond(status: 204, headers: [], body: Data(), delay: nil)
+            return .respond(status: 204, headers: [], body: Data())
         case ("GET", "/sim/faults"):
             return encoded(200, core.faults())
         case ("POST", "/sim/faults"):
@@ -31,19 +35,21 @@ struct ControlAPI {
             }
         case ("DELETE", "/sim/faults"):
             core.clearFaults()
-            return .respond(status: 204, headers: [], body: Data(), delay: nil)
-        case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"):
+            return .respond(status: 204, headers: [], body: Data())
+        case ("POST", "/sim/release"):
+            return json(200, ["released": core.releaseHeld()])
+        case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"), (_, "/sim/release"):
             return json(
                 405,
                 ["error": "method_not_allowed", "message": "\(exchange.method) is not allowed on \(exchange.path)"])
         default:
-            return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/faults"])
+            return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/faults, /sim/release"])
         }
     }
 
     private func json(_ status: Int, _ object: [String: Any]) -> SimulatorCore.Reply {
         let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return .respond(status: status, headers: [("content-type", "application/json")], body: body, delay: nil)
+        return .respond(status: status, headers: [("content-type", "application/json")], body: body)
     }
 
     private func encoded(_ status: Int, _ value: some Encodable) -> SimulatorCore.Reply {
@@ -55,6 +61,6 @@ struct ControlAPI {
             try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
         }
         let body = (try? encoder.encode(value)) ?? Data("[]".utf8)
-        return .respond(status: status, headers: [("content-type", "application/json")], body: body, delay: nil)
+        return .respond(status: status, headers: [("content-type", "application/json")], body: body)
     }
 }

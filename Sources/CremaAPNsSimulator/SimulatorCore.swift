@@ -8,8 +8,15 @@ final class SimulatorCore: Sendable {
     /// What to do with a request.
     enum Reply: Sendable {
         /// `goAway`: after this answer, the connection sends GOAWAY and closes.
-        case respond(status: Int, headers: [(String, String)], body: Data, delay: Duration?, goAway: Bool = false)
-        case drop(delay: Duration?)
+        case respond(status: Int, headers: [(String, String)], body: Data, wait: Wait? = nil, goAway: Bool = false)
+        case drop
+    }
+
+    /// What an answer waits for before it is written.
+    enum Wait: Sendable {
+        case delay(Duration)
+        /// The hold ticket's release (`releaseHeld()`); the handler parks the answer with `whenReleased`.
+        case release(ticket: Int)
     }
 
     private struct ActiveFault {
@@ -32,6 +39,11 @@ final class SimulatorCore: Sendable {
         var received: [String: Int] = [:]
         var arrivals: [Int: Arrival] = [:]
         var nextArrival = 0
+        /// Hold tickets are numbered as requests are held; every ticket up to `released` may be answered. A ticket is
+        /// issued before its request is recorded, so a release right after `received(token:)` cannot miss it.
+        var heldIssued = 0
+        var released = 0
+        var parked: [(ticket: Int, answer: @Sendable () -> Void)] = []
     }
 
     let validator: APNsRequestValidator
@@ -69,7 +81,8 @@ final class SimulatorCore: Sendable {
         let remaining: Int
         switch fault {
         case .unregistered: remaining = Int.max
-        case .status(_, _, _, let count, _), .latency(_, let count, _), .dropConnection(let count), .goAway(let count):
+            case .status(_, _, _, let count, _), .latency(_, let count, _), .hold(let count, _), .dropConnection(let count),
+            .goAway(let count):
             remaining = count
         }
         guard remaining > 0 else { return }
@@ -79,6 +92,32 @@ final class SimulatorCore: Sendable {
     func faults() -> [APNsSimulatorFault] { state.withLock { $0.faults.map(\.fault) } }
 
     func clearFaults() { state.withLock { $0.faults.removeAll() } }
+
+    /// Lets every answer held so far go, and returns how many that was (parked or about to be).
+    func releaseHeld() -> Int {
+        let (count, due) = state.withLock { state in
+            let count = state.heldIssued - state.released
+            state.released = state.heldIssued
+            let due = state.parked.map(\.answer)
+            state.parked.removeAll()
+            return (count, due)
+        }
+        for answer in due { answer() }
+        return count
+    }
+
+    /// How many held answers wait for a release.
+    func heldCount() -> Int { state.withLock { $0.heldIssued - $0.released } }
+
+    /// Runs `answer` when `ticket` is released: now, if it already was.
+    func whenReleased(ticket: Int, _ answer: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state in
+            if ticket <= state.released { return true }
+            state.parked.append((ticket, answer))
+            return false
+        }
+        if now { answer() }
+    }
 
     /// Returns once `count` requests to `token` have been received (answered or not: a request held by a latency
     /// fault counts from its arrival), so a test waits on the event instead of polling.
@@ -166,14 +205,21 @@ final class SimulatorCore: Sendable {
         if consume(where: { if case .dropConnection = $0 { true } else { false } }) != nil {
             record.detail = "fault: drop_connection"
             self.record(record)
-            return .drop(delay: nil)
+            return .drop
         }
-        var delay: Duration?
+        var wait: Wait?
         let token = record.deviceToken
         if case .latency(let milliseconds, _, _)? = consume(where: {
             if case .latency(_, _, let faulted) = $0 { faulted == nil || faulted == token } else { false }
         }) {
-            delay = .milliseconds(milliseconds)
+            wait = .delay(.milliseconds(milliseconds))
+        } else if case .hold? = consume(where: {
+            if case .hold(_, let faulted) = $0 { faulted == nil || faulted == token } else { false }
+        }) {
+            wait = .release(ticket: state.withLock { state in
+                state.heldIssued += 1
+                return state.heldIssued
+            })
         }
         let goAway = consume(where: { if case .goAway = $0 { true } else { false } }) != nil
         if goAway { record.detail = "fault: goaway" }
@@ -220,7 +266,7 @@ final class SimulatorCore: Sendable {
             data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
             headers.append(("content-type", "application/json"))
         }
-        return .respond(status: status, headers: headers, body: data, delay: delay, goAway: goAway)
+        return .respond(status: status, headers: headers, body: data, wait: wait, goAway: goAway)
     }
 
     /// Apple's checks in order: path, headers, provider token, APNs headers, body.

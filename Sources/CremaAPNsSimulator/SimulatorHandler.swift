@@ -5,7 +5,7 @@ import NIOHTTP1
 import NIOHTTP2
 
 /// Reads one HTTP request (an HTTP/2 stream, or one HTTP/1.1 request), hands it to the core and writes the
-/// answer, after any injected delay; for a drop fault it closes the whole connection instead.
+/// answer, after any injected delay or hold; for a drop fault it closes the whole connection instead.
 final class SimulatorHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -47,18 +47,23 @@ final class SimulatorHandler: ChannelInboundHandler {
                 body: Data(buffer: body),
                 receivedAt: Date())
             let reply = core.handle(exchange, connection: connection)
-            let delay: Duration?
-            switch reply {
-            case .respond(_, _, _, let wait, _), .drop(let wait): delay = wait
+            guard case .respond(_, _, _, let wait?, _) = reply else {
+                perform(reply, for: head, context: context)
+                return
             }
-            if let delay {
+            switch wait {
+            case .delay(let delay):
                 let nanoseconds =
                     delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
                 context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
                     self.perform(reply, for: head, context: context)
                 }
-            } else {
-                perform(reply, for: head, context: context)
+            case .release(let ticket):
+                let loop = context.eventLoop
+                let parked = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+                core.whenReleased(ticket: ticket) {
+                    loop.execute { parked.value.handler.perform(reply, for: head, context: parked.value.context) }
+                }
             }
         }
     }

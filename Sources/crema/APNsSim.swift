@@ -32,11 +32,13 @@ extension Crema {
                   GET    /sim/faults
                   POST   /sim/faults   (one fault as JSON, see below)
                   DELETE /sim/faults
+                  POST   /sim/release   (answer every request a hold fault holds)
                 Faults ("since" is ms since 1970, like APNs' timestamp):
                   {"type":"unregistered","token":"<hex>","since":1732250000000}
                   {"type":"status","status":503,"reason":"ServiceUnavailable",
                    "retry_after":30,"count":3,"token":"<hex or omit for any>"}
                   {"type":"latency","milliseconds":2000,"count":1,"token":"<hex or omit for any>"}
+                  {"type":"hold","count":1,"token":"<hex or omit for any>"}   (until POST /sim/release)
                   {"type":"drop_connection","count":1}
                   {"type":"goaway","count":1}   (answer, then GOAWAY and close the connection)
                 Example:

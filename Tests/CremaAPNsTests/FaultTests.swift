@@ -3,6 +3,8 @@ import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
 import Foundation
+import NIOFoundationCompat
+import Synchronization
 import Testing
 
 @Suite("Faults the simulator plays and how the client reports them")
@@ -130,6 +132,63 @@ struct FaultTests {
             }
             #expect(response.status == 200)
         }
+    }
+
+    @Test("A held answer comes only when released, and the other token's answer does not wait for it")
+    func heldAnswerComesOnRelease() async throws {
+        try await Harness.with { harness in
+            let held = Harness.request(.alert)
+            harness.simulator.inject(.hold(count: 1, token: held.deviceToken))
+            try await harness.withClient(requestTimeout: .seconds(600)) { client in
+                let answered = Mutex(false)
+                let send = Task {
+                    defer { answered.withLock { $0 = true } }
+                    return try await client.send(held, signedBy: harness.key)
+                }
+                await harness.simulator.received(token: held.deviceToken)
+                // Another push on the same connection is answered while the first is held.
+                let other = try await client.send(Harness.request(.alert), signedBy: harness.key)
+                #expect(other.status == 200)
+                // Nothing but the release answers the held push: it is still waiting after the other one's answer.
+                #expect(!answered.withLock { $0 })
+                #expect(harness.simulator.releaseHeld() == 1)
+                #expect(try await send.value.status == 200)
+                #expect(harness.simulator.releaseHeld() == 0)
+            }
+        }
+    }
+
+    @Test("A release right after the arrival is never missed, and the control API releases too")
+    func releaseIsNotMissedAndWorksOverTheControlAPI() async throws {
+        try await Harness.with { harness in
+            harness.simulator.inject(.hold(count: 3))
+            try await harness.withClient(requestTimeout: .seconds(600)) { client in
+                let requests = (0..<3).map { _ in Harness.request(.alert) }
+                let sends = requests.map { request in Task { try await client.send(request, signedBy: harness.key) } }
+                for request in requests { await harness.simulator.received(token: request.deviceToken) }
+                let release = try await harness.withRawClient { raw in
+                    try await harness.raw(raw, path: "/sim/release", headers: [], body: nil)
+                }
+                #expect(release.status == 200)
+                let answer = try JSONSerialization.jsonObject(with: Data(buffer: release.body)) as? [String: Any]
+                #expect(answer?["released"] as? Int == 3)
+                for send in sends { #expect(try await send.value.status == 200) }
+            }
+        }
+    }
+
+    @Test("Every fault reads back from the JSON it writes, as the control API takes it")
+    func faultsReadBackFromTheirJSON() throws {
+        let faults: [APNsSimulatorFault] = [
+            .unregistered(token: "ab01", since: Date(timeIntervalSince1970: 1_732_250_000)),
+            .status(429, reason: "TooManyRequests", retryAfter: 5, count: 3, token: nil),
+            .latency(milliseconds: 2000, count: 1, token: "ab01"), .hold(count: 2, token: nil), .hold(count: 1, token: "ab01"),
+            .dropConnection(count: 1), .goAway(count: 4),
+        ]
+        for fault in faults {
+            #expect(try JSONDecoder().decode(APNsSimulatorFault.self, from: JSONEncoder().encode(fault)) == fault)
+        }
+        #expect(try JSONDecoder().decode(APNsSimulatorFault.self, from: Data(#"{"type":"hold"}"#.utf8)) == .hold(count: 1))
     }
 
     @Test("Clearing faults ends a persistent Unregistered fault")

@@ -75,13 +75,14 @@ import Testing
         try await H.run(dispatchers: dispatchers) { h in
             let startToken = H.token(42, length: 80)
             try await h.registerCustomer("c-cancel", kind: "push-to-start", token: startToken)
-            // Every attempt is refused; the first is also held, so the cancel usually lands while it is in flight.
-            h.simulator.inject(.latency(milliseconds: 1_500, count: 1))
+            // Every attempt is refused; the first is also held until the cancel has landed, so it is in flight then.
+            h.simulator.inject(.hold(count: 1, token: startToken))
             h.simulator.inject(.status(503, reason: "ServiceUnavailable", retryAfter: 1, count: 1_000, token: startToken))
             let id = try await h.place(customer: "c-cancel")
             // The first attempt has reached APNs (and is held there) before the cancel is posted.
             await h.simulator.received(token: startToken)
             try await h.event(id, #"{"type":"canceled","reason":"left"}"#)
+            #expect(h.simulator.releaseHeld() == 1)
             #expect(try await h.drained(id))
             // APNs recovers: there is nothing left to send.
             h.simulator.clearFaults()
@@ -105,13 +106,14 @@ import Testing
             try await h.event(id, #"{"type":"started","barista":"Sam"}"#)
             #expect(try await h.drained(id))
             // The ready update is held at APNs and then refused; meanwhile the order is canceled.
-            h.simulator.inject(.latency(milliseconds: 3_000, count: 1))
+            h.simulator.inject(.hold(count: 1, token: activityToken))
             h.simulator.inject(.status(503, reason: "ServiceUnavailable", retryAfter: nil, count: 1, token: activityToken))
             let sentBefore = h.simulator.records(token: activityToken).count
             try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
             // The ready update has reached APNs and is held there: in flight when the cancel is posted.
             await h.simulator.received(token: activityToken, count: sentBefore + 1)
             try await h.event(id, #"{"type":"canceled","reason":"left"}"#)
+            #expect(h.simulator.releaseHeld() == 1)
             #expect(try await h.drained(id))
 
             let pushes = h.accepted(activityToken)
