@@ -27,7 +27,8 @@
 -- The statement order inside each flight is Crema's.
 --
 -- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd,
--- without the pg_notify, like bench/ingest.pgbench.sql; change both files together.
+-- without the pg_notify, and with the later history lookup and superseded update, like bench/ingest.pgbench.sql;
+-- change both files together.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -65,8 +66,12 @@ SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t)
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
-    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
-    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+    FROM t CROSS JOIN LATERAL (
+        SELECT * FROM delivery_outbox d
+        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        OFFSET 0
+    ) d
+    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM s \gset
 -- flight 2, as Crema: the write and COMMIT in one round trip.
@@ -100,8 +105,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 COMMIT;
@@ -133,8 +138,12 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
-    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
-    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+    FROM t CROSS JOIN LATERAL (
+        SELECT * FROM delivery_outbox d
+        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        OFFSET 0
+    ) d
+    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM o;
 \if :stage = 1
@@ -195,8 +204,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \elif :stage = 2
@@ -226,8 +235,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \else
@@ -257,8 +266,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \endif

@@ -21,7 +21,7 @@
 --     superseded); COMMIT.
 -- The bench registers no push tokens (bench/lifecycle.lua), so the planning reads find no target and the plan
 -- is one "no_targets" skip row per event: Crema still sends both outbox CTEs (DeliveryPlanning.writeCTEs
--- always does), and so does this file, with that one row (:outbox_skip) and no superseded ids ('[]').
+-- always does), and so does this file, with that one row (:outbox_skip) and no superseded ids ('{}').
 -- bench/ingest.sh checks that its sample lifecycle wrote exactly those rows.
 --
 -- Each client walks one lifecycle at a time through the variable :stage (start it with -D stage=0; client
@@ -37,7 +37,7 @@
 --   * values Crema binds that are the same for every event of a kind are literals here: the tenant 'default'
 --     (the bench's API keys are the default tenant's), roles and key scopes, event types, states, versions,
 --     answer statuses, the 86400 s key window, the default app 'cafe.crema.example', the empty superseded list
---     '[]', the constant request bodies and event data of later events, and 'Sam';
+--     '{}', the constant request bodies and event data of later events, and 'Sam';
 --   * NULL binds are NULL literals (pgbench cannot bind NULL): the scope's store list (the bench's keys reach
 --     every store, so Crema binds NULL twice per tenant filter) and the pickup/delay/cancel columns;
 --   * Crema's clock (occurred_at, placed_at, updated_at, created_at, finished_at) is now(), and the history
@@ -56,6 +56,8 @@
 -- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd
 -- (checked against PostgreSQL's statement log of one lifecycle sent through a build with that commit's SQL),
 -- without the pg_notify; when that SQL changes, change this file and bench/ingest-pipelined.pgbench.sql too.
+-- Since then DeliveryPlanning.swift reads the history with a lateral lookup per target and withdraws superseded
+-- rows by `delivery_id = ANY(bigint[])` (docs/benchmarks.md, "The planning reads' plans"), and so does this file.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -89,8 +91,12 @@ SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t)
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
-    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
-    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+    FROM t CROSS JOIN LATERAL (
+        SELECT * FROM delivery_outbox d
+        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        OFFSET 0
+    ) d
+    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM s \gset
 WITH inserted AS (
@@ -122,8 +128,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 COMMIT;
@@ -152,8 +158,12 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
-    FROM delivery_outbox d JOIN t ON d.target_kind = t.kind AND d.target_id = t.id
-    WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.created_at > now() - interval '24 hours'
+    FROM t CROSS JOIN LATERAL (
+        SELECT * FROM delivery_outbox d
+        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        OFFSET 0
+    ) d
+    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM o;
 \if :stage = 1
@@ -211,8 +221,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \elif :stage = 2
@@ -242,8 +252,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \else
@@ -273,8 +283,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         apns_timestamp bigint, bundle_id text)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND state = 'pending'
-      AND delivery_id IN (SELECT value::bigint FROM jsonb_array_elements_text('[]'::jsonb))
+    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
+      AND state = 'pending'
 )
 SELECT 1;
 \endif

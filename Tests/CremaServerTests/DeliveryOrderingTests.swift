@@ -97,6 +97,28 @@ import Testing
         }
     }
 
+    @Test("a newer state withdraws the pending update in the event's own transaction, before any dispatcher claims it")
+    func aNewerStateWithdrawsThePendingUpdateAtCommit() async throws {
+        try await H.run(dispatchHeld: true) { h in
+            let activityToken = H.token(44, length: 80)
+            let id = try await h.place(customer: "c-newer")
+            try await h.registerActivity(id, token: activityToken)
+            try await h.event(id, #"{"type":"started","barista":"Sam"}"#)
+            try await h.event(id, #"{"type":"ready","pickup_point":"counter"}"#)
+            // No dispatcher has run: only the ready event's plan can have withdrawn the started update.
+            let updates = try await h.deliveries(id).filter { $0["live_activity_event"] as? String == "update" }
+            let started = try #require(updates.first { $0["order_event"] as? String == "started" })
+            let ready = try #require(updates.first { $0["order_event"] as? String == "ready" })
+            #expect(started["state"] as? String == "superseded")
+            #expect(ready["state"] as? String == "pending")
+            h.startDispatching()
+            #expect(try await h.drained(id))
+            let pushes = h.accepted(activityToken)
+            #expect(pushes.count == 1)
+            #expect(pushes.first.map { ($0.aps["content-state"] as? [String: Any])?["status"] as? String } == "ready")
+        }
+    }
+
     @Test("an update in flight when the order is canceled never reaches the activity after its end", arguments: [1, 2])
     func updateInFlightAtTheEnd(dispatchers: Int) async throws {
         try await H.run(dispatchers: dispatchers) { h in
