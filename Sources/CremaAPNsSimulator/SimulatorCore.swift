@@ -81,7 +81,7 @@ final class SimulatorCore: Sendable {
         let remaining: Int
         switch fault {
         case .unregistered: remaining = Int.max
-            case .status(_, _, _, let count, _), .latency(_, let count, _), .hold(let count, _), .dropConnection(let count),
+        case .status(_, _, _, let count, _), .latency(_, let count, _), .hold(let count, _), .dropConnection(let count),
             .goAway(let count):
             remaining = count
         }
