@@ -158,6 +158,8 @@ public final class APNsSimulator: Sendable {
         for channel in open {
             try? await channel.close()
         }
+        // Answers still held would keep their handlers (and this core) alive; their streams are closed, so they go nowhere.
+        core.releaseHeld()
     }
 }
 

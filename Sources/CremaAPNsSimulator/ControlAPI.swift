@@ -3,7 +3,7 @@ import Foundation
 /// The simulator's own HTTP API under `/sim/` (no JWT, HTTP/1.1 or HTTP/2), so scripts and `curl` can read
 /// what was sent and script faults:
 ///
-/// - `GET /sim/health` → `{"status":"ok","records":n,"faults":n}`
+/// - `GET /sim/health` → `{"status":"ok","records":n,"faults":n,"held":n}`
 /// - `GET /sim/requests[?token=<hex>]` → the records, oldest first; `DELETE /sim/requests` clears them
 /// - `GET /sim/faults`; `POST /sim/faults` with one ``APNsSimulatorFault`` as JSON; `DELETE /sim/faults` clears them
 /// - `POST /sim/release` → `{"released":n}`: answers every request a `hold` fault holds

@@ -139,7 +139,7 @@ struct FaultTests {
         try await Harness.with { harness in
             let held = Harness.request(.alert)
             harness.simulator.inject(.hold(count: 1, token: held.deviceToken))
-            try await harness.withClient(requestTimeout: .seconds(600)) { client in
+            try await harness.withClient(requestTimeout: .seconds(60)) { client in
                 let answered = Mutex(false)
                 let send = Task {
                     defer { answered.withLock { $0 = true } }
@@ -162,7 +162,7 @@ struct FaultTests {
     func releaseIsNotMissedAndWorksOverTheControlAPI() async throws {
         try await Harness.with { harness in
             harness.simulator.inject(.hold(count: 3))
-            try await harness.withClient(requestTimeout: .seconds(600)) { client in
+            try await harness.withClient(requestTimeout: .seconds(60)) { client in
                 let requests = (0..<3).map { _ in Harness.request(.alert) }
                 let sends = requests.map { request in Task { try await client.send(request, signedBy: harness.key) } }
                 for request in requests { await harness.simulator.received(token: request.deviceToken) }
