@@ -14,11 +14,14 @@
 # measured run. crema serve is stopped while pgbench runs, so each side has the machine to itself. Finally
 # scripts/check-consistency and a summary.
 #
-# Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT]
+# Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a]
 #   defaults: -c 16 -d 20 -w 5 -o http-first -q 0; wrk and pgbench both use 2 threads (-t 2 / -j 2).
 #   -o pgbench-first runs both pgbench sides (plain, then pipelined) before HTTP; http-first runs them after.
 #   -q WAIT: first wait up to WAIT seconds for the machine to be idle (other work skews the result; a run
 #   during which something else used > 15 % of a core is reported as NOISY).
+#   -a: ANALYZE after each warm-up. Connections keep the generic plans they made in the first seconds, on nearly
+#   empty tables, until an ANALYZE invalidates them (autovacuum's first one comes after a minute or more); with -a
+#   the measured run plans on statistics of the data it runs against, as a long-running deployment would.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir).
 # Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3.
@@ -27,15 +30,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0
-while getopts "c:d:w:o:q:" opt; do
+concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0 analyze=no
+while getopts "c:d:w:o:q:a" opt; do
   case "$opt" in
     c) concurrency=$OPTARG ;;
     d) duration=$OPTARG ;;
     w) warmup=$OPTARG ;;
     o) order=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
-    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+    a) analyze=yes ;;
+    *) sed -n '2,28p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
@@ -75,7 +79,7 @@ log() { echo "== $*" | tee -a "$out/run.log"; }
   echo "swift: $(swift --version 2>&1 | head -1 || true)"
   echo "postgres: $("$(dirname "$pgbench")/postgres" --version)"
   echo "wrk: $(wrk -v 2>&1 | head -1)"
-  echo "concurrency: $concurrency, duration: ${duration}s, warm-up: ${warmup}s, threads: $threads, order: $order"
+  echo "concurrency: $concurrency, duration: ${duration}s, warm-up: ${warmup}s, threads: $threads, order: $order, analyze after warm-up: $analyze"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out/machine.txt"
 
@@ -200,7 +204,10 @@ capture_bodies() {
   printf '%s\n' "${pgbench_defines[@]}" > "$out/pgbench-defines.txt"
 }
 
-checkpoint() { psql "$conninfo" -XAq -c CHECKPOINT; }
+checkpoint() {
+  [ "$analyze" = yes ] && psql "$conninfo" -XAq -c ANALYZE
+  psql "$conninfo" -XAq -c CHECKPOINT
+}
 
 # ---- phases ----
 phase_http() {
