@@ -72,7 +72,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     @discardableResult
     public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
         for query in queries {
-            if query.sql.utf8.contains(0) || query.binds.contains(where: { $0?.utf8.contains(0) == true }) {
+            if Self.containsNUL(query.sql) || query.binds.contains(where: { $0.map(Self.containsNUL) == true }) {
                 throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
             }
             // The protocol counts parameters in 16 bits; libpq would refuse the statement halfway through a flight.
@@ -93,7 +93,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// Runs one or more statements without parameters (migrations, session settings) with the simple protocol.
     /// Never pass values here.
     public func simpleQuery(_ sql: String) async throws(PostgresError) {
-        if sql.utf8.contains(0) { throw PostgresError(.invalidParameter, detail: "a statement contains a NUL character") }
+        if Self.containsNUL(sql) { throw PostgresError(.invalidParameter, detail: "a statement contains a NUL character") }
         let results = try await fly(.simple, answers: 1) { handle, flight throws(PostgresError) in
             if PQpipelineStatus(handle) != PQ_PIPELINE_OFF, PQexitPipelineMode(handle) != 1 {
                 throw PostgresError(.connectionFailed, detail: "could not leave pipeline mode: \(Self.message(handle))")
@@ -473,6 +473,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         guard let result else { return PostgresError(.connectionFailed, detail: message(handle)) }
         defer { PQclear(result) }
         return PostgresResult.succeeded(result) ? nil : PostgresResult.error(result, connectionOK: PQstatus(handle) == CONNECTION_OK)
+    }
+
+    /// libpq takes C strings, so a NUL would cut a statement or value short; checked over the contiguous bytes (the
+    /// generic `utf8.contains` walked every statement's kilobytes through an iterator).
+    static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.contains(0) }
     }
 
     private static func sendFailure(_ handle: OpaquePointer) -> PostgresError {

@@ -1,4 +1,4 @@
-import CremaPostgres
+@testable import CremaPostgres
 import Foundation
 import Testing
 
@@ -14,6 +14,20 @@ import Testing
         let outer: PostgresQuery = "WITH x AS (INSERT INTO t VALUES (\(1))), y AS (\(inner)) SELECT \(true)"
         #expect(outer.sql == "WITH x AS (INSERT INTO t VALUES ($1)), y AS (UPDATE k SET v = $2 WHERE id = $3) SELECT $4")
         #expect(outer.binds == ["1", "a", "10", "t"])
+    }
+
+    @Test func renumberingKeepsEverythingButPlaceholdersByteForByte() {
+        let inner: PostgresQuery = "SELECT '€ $$ $x', \(1), \(2), \(3), \(4), \(5), \(6), \(7), \(8), \(9), \(10) -- $"
+        let outer: PostgresQuery = "WITH a AS (SELECT \("é"), \(0), \(0)) \(inner)"
+        #expect(outer.sql == "WITH a AS (SELECT $1, $2, $3) SELECT '€ $$ $x', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 -- $")
+        #expect(outer.binds.count == 13)
+        #expect(outer.binds.last == "10")
+    }
+
+    @Test func aStatementOrValueWithANULIsFound() {
+        #expect(PostgresConnection.containsNUL("a\u{0}b"))
+        #expect(!PostgresConnection.containsNUL("caf\u{e9} \u{1F600}"))
+        #expect(!PostgresConnection.containsNUL(""))
     }
 
     @Test func nilBindsAsNull() {
