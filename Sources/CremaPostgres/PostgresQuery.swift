@@ -54,7 +54,8 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
 
         /// Embeds another query (a CTE, say), renumbering its placeholders after the ones bound so far. Works on UTF-8
         /// bytes, copying the text between placeholders whole: every order command embeds several kilobytes this way,
-        /// and walking them a `Character` at a time was 5 % of `crema serve`'s CPU under load.
+        /// and walking them a `Character` at a time was 15.7 % of `crema serve`'s samples under ingest (children
+        /// included; docs/benchmarks.md).
         public mutating func appendInterpolation(_ fragment: PostgresQuery) {
             let offset = binds.count
             binds += fragment.binds
