@@ -25,6 +25,15 @@ public struct OrderChangedData: Codable, Sendable {
     public init(order: OrderResponse) { self.order = order }
 }
 
+extension WebhookEnvelope where Payload == OrderChangedData {
+    /// The `order.changed` body around `order`, an `OrderResponse` already encoded by `WireCoding.encoder` (the
+    /// command's answer): the bytes that encoder writes for the whole envelope, without encoding the order twice,
+    /// which was 7 % of crema's CPU per event under ingest. Sorted keys: created_at, data, id, type.
+    public static func orderChangedBody(id: String, createdAt: Date, order: String) -> String {
+        #"{"created_at":"\#(WireCoding.rfc3339(createdAt))","data":{"order":\#(order)},"id":"\#(id)","type":"order.changed"}"#
+    }
+}
+
 /// `activity.ended`: an order reached its end (picked up, canceled or expired), and its Live Activity with it.
 public struct ActivityEndedData: Codable, Sendable {
     /// What ended and how.

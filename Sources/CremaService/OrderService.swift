@@ -56,7 +56,7 @@ public struct OrderService: Sendable {
             let answer = try Self.answer(order, status: 201)
             try await transaction.insertPlaced(
                 order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan,
-                hooks: try webhooks(order, event: .placed, at: at), at: at)
+                hooks: try webhooks(order, answer: answer, event: .placed, at: at), at: at)
             return answer
         }
     }
@@ -80,7 +80,7 @@ public struct OrderService: Sendable {
             let answer = try Self.answer(next, status: 200)
             try await transaction.appendEvent(
                 event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan,
-                hooks: try webhooks(next, event: event.type, at: at), at: at)
+                hooks: try webhooks(next, answer: answer, event: event.type, at: at), at: at)
             return answer
         }
     }
@@ -124,9 +124,12 @@ public struct OrderService: Sendable {
     }
 
     /// What the tenant's webhook endpoints may hear of this change (docs/webhooks.md): always `order.changed`, and
-    /// `activity.ended` when the event ended the order. Written only if some endpoint wants them.
-    private func webhooks(_ order: Order, event: OrderEventType, at: Date) throws -> [WebhookDraft] {
-        var drafts = [try Self.draft(makeID(), .orderChanged, at: at, OrderChangedData(order: OrderResponse(order)))]
+    /// `activity.ended` when the event ended the order. Written only if some endpoint wants them. `order.changed`
+    /// carries the command's `answer` as it was encoded for the client, not a second encoding of the order.
+    private func webhooks(_ order: Order, answer: CommandResponse, event: OrderEventType, at: Date) throws -> [WebhookDraft] {
+        let changed = makeID()
+        let body = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: changed.uuidString.lowercased(), createdAt: at, order: answer.body)
+        var drafts = [WebhookDraft(id: changed, type: .orderChanged, body: body)]
         if order.state.isTerminal {
             let ended = ActivityEndedData.Activity(
                 orderID: order.id.uuidString.lowercased(), storeID: order.storeID, state: order.state.rawValue, endedBy: event.rawValue, endedAt: at)

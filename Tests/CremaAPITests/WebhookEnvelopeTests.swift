@@ -1,0 +1,36 @@
+import CremaAPI
+import CremaCore
+import Foundation
+import Testing
+
+/// `order.changed` bodies are spliced around the command's already-encoded answer instead of encoding the order a
+/// second time; receivers verify signatures over these bytes, so the splice must write exactly what the encoder would.
+@Suite struct WebhookEnvelopeTests {
+    static func order(displayName: String, at: Date) throws -> Order {
+        let placed = try OrderStateMachine.place(
+            OrderPlacement(
+                storeID: "market-st", posRef: "T-1/\"quoted\"", customerRef: "café-7", displayName: displayName, locale: "es",
+                items: [OrderItem(name: "Oat latte", size: "grande", modifiers: ["extra shot", "½ sweet"])], eta: at.addingTimeInterval(300)),
+            id: UUID(), number: 42, at: at)
+        let started = try OrderStateMachine.apply(.started(barista: "Sam"), to: placed, expectedVersion: nil, at: at)
+        return try OrderStateMachine.apply(.delayed(eta: at.addingTimeInterval(600), reason: "milk run / \"oat\""), to: started, expectedVersion: nil, at: at)
+    }
+
+    @Test(arguments: [
+        ("Ana", 1_795_000_000.0),
+        ("Zoë \"Z\" O'Neil \\ 😀", 1_795_000_000.0005),
+        ("山田", 1_795_000_123.9996),
+    ])
+    func theSplicedOrderChangedBodyIsTheBytesTheEncoderWritesForTheEnvelope(displayName: String, seconds: Double) throws {
+        let at = Date(timeIntervalSince1970: seconds)
+        let order = try Self.order(displayName: displayName, at: at)
+        let id = UUID().uuidString.lowercased()
+        let answer = String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)
+
+        let spliced = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: id, createdAt: at, order: answer)
+
+        let encoded = try WireCoding.encoder.encode(
+            WebhookEnvelope(id: id, type: "order.changed", createdAt: at, data: OrderChangedData(order: OrderResponse(order))))
+        #expect(spliced == String(decoding: encoded, as: UTF8.self))
+    }
+}
