@@ -143,7 +143,7 @@ public struct OrderTransaction: Sendable {
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
-            \(try WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
+            \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
             SELECT 1
             """)
         changed.insert(tenant: scope.tenant, store: order.storeID)
@@ -172,7 +172,7 @@ public struct OrderTransaction: Sendable {
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
-            \(try WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
+            \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
             SELECT 1
             """)
         changed.insert(tenant: scope.tenant, store: next.storeID)

@@ -15,18 +15,19 @@ enum WebhookOutbox {
     /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma).
     static func orderCTEs(
         _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
-    ) throws -> PostgresQuery {
-        struct Row: Encodable {
-            var id: UUID
-            var type: String
-            var body: String
+    ) -> PostgresQuery {
+        // Each draft's fields are parameters of their own: wrapping the bodies (the order, about 1 KB) in one JSON
+        // document escaped every byte again and was 1.7 % of crema serve's samples under ingest.
+        var rows: PostgresQuery = "SELECT NULL::uuid, NULL::text, NULL::text WHERE false"
+        for (index, draft) in drafts.enumerated() {
+            let row: PostgresQuery = "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)"
+            rows = index == 0 ? "VALUES \(row)" : "\(rows), \(row)"
         }
-        let rows = try PostgresJSON(encoding: drafts.map { Row(id: $0.id, type: $0.type.rawValue, body: $0.body) })
         return """
             hook_events AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
                 SELECT \(tenant), x.id, x.type, \(store), \(orderID), \(customerRef), x.body::json, \(at)
-                FROM jsonb_to_recordset(\(rows)::jsonb) AS x(id uuid, type text, body text)
+                FROM (\(rows)) AS x(id, type, body)
                 WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text")))
                 RETURNING event_id, event_type
             ), hook_deliveries AS (
