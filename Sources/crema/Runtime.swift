@@ -18,7 +18,7 @@ enum Runtime {
     static func bootstrapLogging(level: String) -> Logger {
         let parsed = Logger.Level(rawValue: level.lowercased()) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = parsed
             return handler
         }
