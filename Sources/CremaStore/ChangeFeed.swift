@@ -20,7 +20,8 @@ public struct StoreKey: Hashable, Sendable {
 /// subscriber reads what changed itself, and its own poll or sweep covers anything missed.
 ///
 /// - **This process.** `CremaDatabase.command` publishes the stores a command changed once its transaction has
-///   committed (never after a rollback), straight to every ``subscribe()`` stream.
+///   committed (never after a rollback), straight to each ``subscribe(to:)`` stream whose ``Interest`` the commit
+///   meets: the stream hears every commit, the dispatchers only those that queued work for them.
 /// - **Other processes.** The same stores are announced with `pg_notify` on ``channel``, outside the event's
 ///   transaction: a NOTIFY in a transaction takes a cluster-wide lock held through its commit, which serialized
 ///   every event commit (docs/benchmarks.md). Announcements are coalesced: the first change after a quiet
@@ -33,6 +34,21 @@ public struct StoreKey: Hashable, Sendable {
 ///
 /// Run it (once) as a service, before its subscribers; without `run()` it still publishes in process.
 public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
+    /// Which of this process's commits wake a subscriber. Under ingest most events queue no push and no webhook,
+    /// and each wake-up of a dispatcher costs a claim statement that finds nothing. Other processes' announcements,
+    /// a reconnection and a subscriber that fell behind wake every subscriber.
+    public struct Interest: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Every commit that changed an order (the dashboard stream).
+        public static let orders = Interest(rawValue: 1 << 0)
+        /// Commits that queued APNs pushes (the dispatcher).
+        public static let pushes = Interest(rawValue: 1 << 1)
+        /// Commits that queued webhook deliveries (the webhook dispatcher).
+        public static let webhooks = Interest(rawValue: 1 << 2)
+    }
+
     /// What a subscriber is woken with.
     public enum Change: Sendable, Hashable {
         /// Orders of these stores changed.
@@ -64,8 +80,13 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     /// Rung whenever something is left to announce; `run()` waits on it.
     private let unsentSignal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
+    struct Subscriber {
+        var interest: Interest
+        var continuation: AsyncStream<Change>.Continuation
+    }
+
     struct State {
-        var subscribers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var next = 0
         /// What this process changed since its last announcement.
         var unsent: Change?
@@ -90,12 +111,12 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         self.logger = logger
     }
 
-    /// Every change from now on, until the iterating task is cancelled.
-    public func subscribe() -> AsyncStream<Change> {
+    /// Every change from now on that meets `interest`, until the iterating task is cancelled.
+    public func subscribe(to interest: Interest = .orders) -> AsyncStream<Change> {
         let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(Self.subscriberBuffer))
         let id = state.withLock { state in
             state.next += 1
-            state.subscribers[state.next] = continuation
+            state.subscribers[state.next] = Subscriber(interest: interest, continuation: continuation)
             return state.next
         }
         continuation.onTermination = { [weak self] _ in
@@ -104,11 +125,11 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         return stream
     }
 
-    /// Called once a command's transaction committed: wakes this process's subscribers, and queues the stores for
-    /// the next announcement.
-    func committed(_ stores: Set<StoreKey>) {
+    /// Called once a command's transaction committed: wakes this process's subscribers whose interest `queued`
+    /// meets, and queues the stores for the next announcement.
+    func committed(_ stores: Set<StoreKey>, queued: Interest) {
         guard !stores.isEmpty else { return }
-        publish(.stores(stores))
+        publish(.stores(stores), to: queued.union(.orders))
         state.withLock { state in
             state.unsent = state.unsent.map { $0.adding(stores) } ?? .stores(stores)
             if case .stores(let unsent) = state.unsent, unsent.count > Self.unsentLimit { state.unsent = .everything }
@@ -140,8 +161,14 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         await announce()
     }
 
-    private func publish(_ change: Change) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
+    /// Wakes the subscribers whose interest meets `interest` (nil: every subscriber).
+    private func publish(_ change: Change, to interest: Interest? = nil) {
+        let subscribers = state.withLock { state in
+            state.subscribers.values.filter { subscriber in
+                guard let interest else { return true }
+                return !subscriber.interest.isDisjoint(with: interest)
+            }.map(\.continuation)
+        }
         for subscriber in subscribers {
             if case .dropped = subscriber.yield(change) { subscriber.yield(.everything) }
         }
@@ -207,13 +234,20 @@ extension ChangeFeed.Change {
     }
 }
 
-/// The stores one order command changed, published to the feed when (and only if) its transaction commits.
+/// The stores one order command changed and the work it queued, published to the feed when (and only if) its
+/// transaction commits.
 final class PendingChanges: Sendable {
-    private let stores = Mutex<Set<StoreKey>>([])
+    private let state = Mutex<(stores: Set<StoreKey>, queued: ChangeFeed.Interest)>(([], []))
 
     func insert(tenant: String, store: String) {
-        _ = stores.withLock { $0.insert(StoreKey(tenant: tenant, store: store)) }
+        _ = state.withLock { $0.stores.insert(StoreKey(tenant: tenant, store: store)) }
     }
 
-    var all: Set<StoreKey> { stores.withLock { $0 } }
+    /// Notes that the command queued pushes or webhook deliveries.
+    func queued(_ work: ChangeFeed.Interest) {
+        state.withLock { $0.queued.formUnion(work) }
+    }
+
+    var all: Set<StoreKey> { state.withLock { $0.stores } }
+    var queued: ChangeFeed.Interest { state.withLock { $0.queued } }
 }

@@ -54,7 +54,7 @@ public struct CremaDatabase: Sendable {
                 try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
             }
         }
-        changes?.committed(changed.all)
+        changes?.committed(changed.all, queued: changed.queued)
         return value
     }
 }

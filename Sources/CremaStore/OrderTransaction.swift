@@ -144,8 +144,8 @@ public struct OrderTransaction: Sendable {
                 \(storeAnswer(answer, request: request, store: order.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
-            SELECT 1
-            """)
+            SELECT \(WebhookOutbox.queuedDeliveries)
+            """, plan: plan)
         changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
@@ -173,14 +173,17 @@ public struct OrderTransaction: Sendable {
                 \(storeAnswer(answer, request: request, store: next.storeID))
             ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
-            SELECT 1
-            """)
+            SELECT \(WebhookOutbox.queuedDeliveries)
+            """, plan: plan)
         changed.insert(tenant: scope.tenant, store: next.storeID)
     }
 
-    /// The command's last round trip: its one write statement and `COMMIT` together.
-    private func writeAndCommit(_ statement: PostgresQuery) async throws {
-        try await connection.pipeline([statement, "COMMIT"])
+    /// The command's last round trip: its one write statement and `COMMIT` together. Notes the work it queued, so
+    /// that after the commit only the dispatchers with something to send are woken.
+    private func writeAndCommit(_ statement: PostgresQuery, plan: DeliveryPlan) async throws {
+        let answers = try await connection.pipeline([statement, "COMMIT"])
+        if !plan.deliveries.isEmpty { changed.queued(.pushes) }
+        if try answers[0].first?.decode("webhooks_queued", as: Bool.self) ?? true { changed.queued(.webhooks) }
     }
 
     private static func inputs(from row: PostgresRow, name: String, timezone: String) throws -> PlanningInputs {

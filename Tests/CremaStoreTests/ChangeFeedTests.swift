@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaCore
 import CremaPostgres
 import CremaService
@@ -13,6 +14,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ChangeFeedTests {
     static let marketSt = StoreKey(tenant: "default", store: "market-st")
     static let pier39 = StoreKey(tenant: "default", store: "pier-39")
+    static let ferryBldg = StoreKey(tenant: "default", store: "ferry-bldg")
 
     @Test func anEventsTransactionSendsNoNotification() async throws {
         try await TestDatabase.with { db in
@@ -42,6 +44,45 @@ import Testing
             #expect(await next(changes) == .stores([Self.pier39]))
             try await start(store, id)
             #expect(await next(changes) == .stores([Self.marketSt]))
+        }
+    }
+
+    @Test func aCommitWakesTheDispatchersOnlyWhenItQueuedWorkForThem() async throws {
+        try await TestDatabase.with { db in
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let store = try await StoreFixtures.store(in: db, changes: feed)
+            _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
+            _ = try await store.database.stores.put(id: "ferry-bldg", name: "Ferry Building", timezone: "UTC", tenant: "default")
+            // c-9 has an alert token; the one webhook endpoint wants order.changed from pier-39 only.
+            _ = try await store.database.tokens.putCustomerToken(
+                customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production,
+                bundleID: nil, replaces: nil)
+            _ = try await db.pool.withConnection { c in
+                try await c.query(
+                    """
+                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, stores, sealed_secret, created_at)
+                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', '{order.changed}', '{pier-39}', '\\x00', now())
+                    """)
+            }
+            let orders = feed.subscribe(to: .orders)
+            let pushes = feed.subscribe(to: .pushes)
+            let webhooks = feed.subscribe(to: .webhooks)
+
+            try await place(store, in: "ferry-bldg", customer: "c-nobody")  // nothing to send
+            try await place(store, in: "pier-39", customer: "c-nobody")  // a webhook, no push
+            let id = try await place(store, in: "market-st", customer: "c-9")  // pushes (at the latest when ready), no webhook
+            _ = try await store.apply(
+                .ready(pickupPoint: "counter"), to: id, in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+            try await place(store, in: "pier-39", customer: "c-nobody")  // a webhook again
+
+            #expect(await next(orders) == .stores([Self.ferryBldg]))
+            #expect(await next(orders) == .stores([Self.pier39]))
+            #expect(await next(orders) == .stores([Self.marketSt]))
+            #expect(await next(pushes) == .stores([Self.marketSt]))
+            #expect(await next(webhooks) == .stores([Self.pier39]))
+            #expect(await next(webhooks) == .stores([Self.pier39]))
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries", as: Int.self) == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'pending' AND store_id <> 'market-st'", as: Int.self) == 0)
         }
     }
 
@@ -181,10 +222,12 @@ private func next<Element: Sendable>(_ stream: AsyncStream<Element>) async -> El
     return nil
 }
 
-/// Places an order in `storeID`; returns its id.
+/// Places an order in `storeID` for `customer` (the fixtures' c-9 unless told); returns its id.
 @discardableResult
-private func place(_ service: OrderService, in storeID: String = "market-st") async throws -> UUID {
-    let placed = try await service.place(StoreFixtures.placement(store: storeID), in: .default, role: .pos, request: StoreFixtures.request())
+private func place(_ service: OrderService, in storeID: String = "market-st", customer: String? = nil) async throws -> UUID {
+    var placement = StoreFixtures.placement(store: storeID)
+    if let customer { placement.customerRef = customer }
+    let placed = try await service.place(placement, in: .default, role: .pos, request: StoreFixtures.request())
     return try StoreFixtures.orderID(placed)
 }
 

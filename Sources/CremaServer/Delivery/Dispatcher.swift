@@ -8,7 +8,7 @@ public import Logging
 public import Prometheus
 public import ServiceLifecycle
 
-/// Sends the outbox to APNs (docs/design.md §6): wakes on order changes (`ChangeFeed`; 1 s poll fallback), claims
+/// Sends the outbox to APNs (docs/design.md §6): wakes on commits that queued pushes (`ChangeFeed`; 1 s poll fallback), claims
 /// due rows under a lease with SKIP LOCKED, keeps up to a batch of pushes in flight per worker over HTTP/2,
 /// records outcomes as they come back (all that finished meanwhile in one statement), rescues expired leases and
 /// prunes finished rows. At least once: a crash between sending and recording sends those rows again after their
@@ -43,9 +43,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
     }
 
     public func run() async throws {
-        // One doorbell per worker: order changes ring them all, a finished send only its own worker's.
+        // One doorbell per worker: commits that queued pushes ring them all, a finished send only its own worker's.
         let doorbells = (0..<max(1, configuration.workers)).map { _ in Doorbell() }
-        let changes = self.changes?.subscribe()
+        let changes = self.changes?.subscribe(to: .pushes)
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
         do {

@@ -69,7 +69,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     public func run() async throws {
-        let changes = self.changes?.subscribe()
+        let changes = self.changes?.subscribe(to: .orders)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 if let changes {

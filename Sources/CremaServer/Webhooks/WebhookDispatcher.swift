@@ -8,9 +8,10 @@ public import ServiceLifecycle
 import Synchronization
 
 /// Sends webhook deliveries (docs/webhooks.md), apart from the APNs dispatcher so that no receiver can slow a push:
-/// wakes on order changes (1 s poll fallback), claims due deliveries with at most a few in flight per endpoint, sends
-/// each as its own task, records each outcome as it comes back, rescues expired leases and prunes. At least once: a
-/// crash between sending and recording sends again after the lease, with the same `Crema-Event-Id`.
+/// wakes on commits that queued webhook deliveries (1 s poll fallback), claims due deliveries with at most a few in
+/// flight per endpoint, sends each as its own task, records each outcome as it comes back, rescues expired leases and
+/// prunes. At least once: a crash between sending and recording sends again after the lease, with the same
+/// `Crema-Event-Id`.
 public struct WebhookDispatcher: Service, CustomStringConvertible {
     let store: WebhookRepository
     let sender: WebhookSender
@@ -39,7 +40,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
 
     public func run() async throws {
         let doorbell = Doorbell()
-        let changes = self.changes?.subscribe()
+        let changes = self.changes?.subscribe(to: .webhooks)
         await withTaskGroup(of: Void.self) { group in
             if let changes {
                 group.addTask {
@@ -59,7 +60,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
     }
 
     /// Claims into free room, sends each delivery as a child task that records its own outcome, and sleeps on the
-    /// doorbell (rung by order changes and finished sends) when there is nothing to claim. On graceful shutdown it stops
+    /// doorbell (rung by commits that queued deliveries and by finished sends) when there is nothing to claim. On graceful shutdown it stops
     /// claiming and lets the requests in flight finish (each bounded by the request timeout).
     func work(doorbell: Doorbell) async {
         let inFlight = InFlight()

@@ -12,7 +12,8 @@ enum WebhookOutbox {
         "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
     }
 
-    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma).
+    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma);
+    /// `hook_deliveries` returns a row per delivery queued, see ``queuedDeliveries``.
     static func orderCTEs(
         _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
     ) -> PostgresQuery {
@@ -34,9 +35,13 @@ enum WebhookOutbox {
                 INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
                 SELECT \(tenant), e.endpoint_id, h.event_id, \(at), \(at)
                 FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "h.event_type", store: "\(store)::text"))
+                RETURNING 1
             )
             """
     }
+
+    /// A column `webhooks_queued`: whether the CTEs of ``orderCTEs`` queued any delivery.
+    static let queuedDeliveries: PostgresQuery = "EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued"
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
     static func isoTime(_ expression: PostgresQuery) -> PostgresQuery {
