@@ -56,7 +56,7 @@ public enum CremaApplication {
         let router = Router(context: CremaRequestContext.self)
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
-        router.add(middleware: ErrorMiddleware(routes: routes))
+        router.add(middleware: ErrorMiddleware(routes: routes, now: dependencies.service.clock))
         let customers = dependencies.customerTokenDirectory
             ?? CustomerTokenDirectory(
                 configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,

@@ -1,5 +1,6 @@
 import CremaAPI
 import CremaCore
+import Foundation
 import Hummingbird
 import Logging
 
@@ -8,6 +9,16 @@ import Logging
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = CremaRequestContext
     let routes: RouteTable
+    /// Every request fails the same way while the database is down: one line per `databaseLogInterval` tells it.
+    let databaseFailures: SharedFailureLog
+
+    /// Seconds between two "database unavailable" lines while every request fails.
+    static let databaseLogInterval: TimeInterval = 10
+
+    init(routes: RouteTable, now: @escaping @Sendable () -> Date) {
+        self.routes = routes
+        self.databaseFailures = SharedFailureLog(interval: Self.databaseLogInterval, now: now)
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -24,7 +35,17 @@ struct ErrorMiddleware: RouterMiddleware {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
                 context.logger.debug("request failed (detail)", metadata: ["error.detail": "\(String(reflecting: error))"])
             case .databaseUnavailable:
-                context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
+                switch databaseFailures.occurred() {
+                case .log(omitted: 0):
+                    context.logger.warning(
+                        "database unavailable: requests that need it answer 503 (told at most every \(Int(Self.databaseLogInterval)) s)",
+                        metadata: ["error": "\(error)"])
+                case .log(let omitted):
+                    context.logger.warning(
+                        "database still unavailable", metadata: ["error": "\(error)", "requests_since_last_line": "\(omitted)"])
+                case .omit:
+                    break
+                }
             default:
                 context.logger.debug("request refused", metadata: ["error.code": "\(apiError.code)"])
             }

@@ -1,0 +1,62 @@
+import CremaCore
+import CremaPostgres
+@testable import CremaServer
+import CremaService
+import CremaStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import InMemoryLogging
+import Logging
+import Synchronization
+import Testing
+
+/// A database outage is told in a few lines, not one per failed request.
+@Suite struct RepeatedFailureLogTests {
+    static let start = Date(timeIntervalSince1970: 1_795_000_000)
+
+    @Test func theFirstFailureIsLoggedAndTheRestOfItsIntervalOnlyCounted() {
+        var log = RepeatedFailureLog(interval: 10)
+        #expect(log.occurred(at: Self.start) == .log(omitted: 0))
+        #expect(log.occurred(at: Self.start) == .omit)
+        #expect(log.occurred(at: Self.start + 5) == .omit)
+        #expect(log.occurred(at: Self.start + 9.999) == .omit)
+        #expect(log.occurred(at: Self.start + 10) == .log(omitted: 3))
+        #expect(log.occurred(at: Self.start + 12) == .omit)
+        // A failure long after the last line is told at once, with what was left out before it.
+        #expect(log.occurred(at: Self.start + 3600) == .log(omitted: 1))
+        #expect(log.occurred(at: Self.start + 3601) == .omit)
+    }
+
+    @Test func aClockThatWentBackwardsDoesNotSilenceTheFailure() {
+        var log = RepeatedFailureLog(interval: 10)
+        #expect(log.occurred(at: Self.start) == .log(omitted: 0))
+        #expect(log.occurred(at: Self.start - 1) == .log(omitted: 0))
+        #expect(log.occurred(at: Self.start) == .omit)
+    }
+
+    @Test func anUnreachableDatabaseIsLoggedOncePerIntervalWhateverTheNumberOfRequests() async throws {
+        let handler = InMemoryLogHandler()
+        let logger = Logger(label: "test") { _ in handler }
+        // Fixed at the real time (the order body's ETA is in the real future), and moved by the test alone.
+        let clock = Mutex(Date())
+        let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
+        var dependencies = try APIHarness.dependencies(pool: pool)
+        dependencies.service = OrderService(database: dependencies.service.database, now: { clock.withLock { $0 } })
+        let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
+        try await app.test(.router) { client in
+            let api = APIClient(client: client)
+            for _ in 0..<5 {
+                let response = try await api.post("/v1/orders", as: .pos, APIClient.orderBody())
+                #expect(response.status == .serviceUnavailable)
+            }
+            clock.withLock { $0 += ErrorMiddleware.databaseLogInterval }
+            let later = try await api.post("/v1/orders", as: .pos, APIClient.orderBody())
+            #expect(later.status == .serviceUnavailable)
+        }
+        let lines = handler.entries.filter { $0.level == .warning && "\($0.message)".contains("unavailable") }
+        #expect(lines.count == 2)
+        #expect(lines.first?.metadata["requests_since_last_line"] == nil)
+        #expect(lines.last?.metadata["requests_since_last_line"] == "4")
+    }
+}
