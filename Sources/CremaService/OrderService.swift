@@ -128,7 +128,7 @@ public struct OrderService: Sendable {
     /// carries the command's `answer` as it was encoded for the client, not a second encoding of the order.
     private func webhooks(_ order: Order, answer: CommandResponse, event: OrderEventType, at: Date) throws -> [WebhookDraft] {
         let changed = makeID()
-        let body = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: changed.uuidString.lowercased(), createdAt: at, order: answer.body)
+        let body = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: changed, createdAt: at, order: answer.body)
         var drafts = [WebhookDraft(id: changed, type: .orderChanged, body: body)]
         if order.state.isTerminal {
             let ended = ActivityEndedData.Activity(

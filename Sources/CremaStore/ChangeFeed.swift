@@ -112,7 +112,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     }
 
     /// Every change from now on that meets `interest`, until the iterating task is cancelled.
-    public func subscribe(to interest: Interest = .orders) -> AsyncStream<Change> {
+    public func subscribe(to interest: Interest) -> AsyncStream<Change> {
         let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(Self.subscriberBuffer))
         let id = state.withLock { state in
             state.next += 1

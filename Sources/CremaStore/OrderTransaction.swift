@@ -13,7 +13,7 @@ public struct OrderTransaction: Sendable {
     let scope: TenantScope
     /// The app of a token registered without one, in the default tenant only (`CREMA_APNS_TOPIC`).
     let defaultBundleID: String?
-    /// The stores written to, published by `CremaDatabase.command` once the transaction committed.
+    /// The stores written to and the work queued, published by `CremaDatabase.command` once the transaction committed.
     let changed: PendingChanges
 
     /// What the core plans a change with, read with the order: the store's name and time zone, and the
@@ -183,7 +183,8 @@ public struct OrderTransaction: Sendable {
     private func writeAndCommit(_ statement: PostgresQuery, plan: DeliveryPlan) async throws {
         let answers = try await connection.pipeline([statement, "COMMIT"])
         if !plan.deliveries.isEmpty { changed.queued(.pushes) }
-        if try answers[0].first?.decode("webhooks_queued", as: Bool.self) ?? true { changed.queued(.webhooks) }
+        // After COMMIT nothing may fail the command: a row that cannot be read wakes the webhook dispatcher anyway.
+        if (try? answers[0].first?.decode(WebhookOutbox.queuedColumn, as: Bool.self)) ?? true { changed.queued(.webhooks) }
     }
 
     private static func inputs(from row: PostgresRow, name: String, timezone: String) throws -> PlanningInputs {

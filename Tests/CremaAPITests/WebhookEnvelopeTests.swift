@@ -24,13 +24,13 @@ import Testing
     func theSplicedOrderChangedBodyIsTheBytesTheEncoderWritesForTheEnvelope(displayName: String, seconds: Double) throws {
         let at = Date(timeIntervalSince1970: seconds)
         let order = try Self.order(displayName: displayName, at: at)
-        let id = UUID().uuidString.lowercased()
+        let id = UUID()
         let answer = String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)
 
         let spliced = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: id, createdAt: at, order: answer)
 
         let encoded = try WireCoding.encoder.encode(
-            WebhookEnvelope(id: id, type: "order.changed", createdAt: at, data: OrderChangedData(order: OrderResponse(order))))
+            WebhookEnvelope(id: id.uuidString.lowercased(), type: "order.changed", createdAt: at, data: OrderChangedData(order: OrderResponse(order))))
         #expect(spliced == String(decoding: encoded, as: UTF8.self))
     }
 }

@@ -17,21 +17,31 @@ import Testing
 
     @Test func theFirstFailureIsLoggedAndTheRestOfItsIntervalOnlyCounted() {
         var log = RepeatedFailureLog(interval: 10)
-        #expect(log.occurred(at: Self.start) == .log(omitted: 0))
+        #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start) == .omit)
         #expect(log.occurred(at: Self.start + 5) == .omit)
         #expect(log.occurred(at: Self.start + 9.999) == .omit)
-        #expect(log.occurred(at: Self.start + 10) == .log(omitted: 3))
-        #expect(log.occurred(at: Self.start + 12) == .omit)
-        // A failure long after the last line is told at once, with what was left out before it.
-        #expect(log.occurred(at: Self.start + 3600) == .log(omitted: 1))
+        #expect(log.occurred(at: Self.start + 10) == .continuing(omitted: 3))
+        // Failures 9 s apart are one outage: a line every other failure.
+        #expect(log.occurred(at: Self.start + 19) == .omit)
+        #expect(log.occurred(at: Self.start + 28) == .continuing(omitted: 1))
+        #expect(log.occurred(at: Self.start + 30) == .omit)
+    }
+
+    @Test func aFailureAfterAQuietIntervalStartsANewOutageAndCountsWhatTheLastOneLeftOut() {
+        var log = RepeatedFailureLog(interval: 10)
+        #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
+        #expect(log.occurred(at: Self.start + 1) == .omit)
+        #expect(log.occurred(at: Self.start + 2) == .omit)
+        #expect(log.occurred(at: Self.start + 12) == .started(unloggedBefore: 2))
+        #expect(log.occurred(at: Self.start + 3600) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start + 3601) == .omit)
     }
 
     @Test func aClockThatWentBackwardsDoesNotSilenceTheFailure() {
         var log = RepeatedFailureLog(interval: 10)
-        #expect(log.occurred(at: Self.start) == .log(omitted: 0))
-        #expect(log.occurred(at: Self.start - 1) == .log(omitted: 0))
+        #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
+        #expect(log.occurred(at: Self.start - 1) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start) == .omit)
     }
 
@@ -50,13 +60,17 @@ import Testing
                 let response = try await api.post("/v1/orders", as: .pos, APIClient.orderBody())
                 #expect(response.status == .serviceUnavailable)
             }
-            clock.withLock { $0 += ErrorMiddleware.databaseLogInterval }
-            let later = try await api.post("/v1/orders", as: .pos, APIClient.orderBody())
-            #expect(later.status == .serviceUnavailable)
+            // Six seconds on, one more (still within the interval); twelve seconds on, the outage's second line.
+            for _ in 0..<2 {
+                clock.withLock { $0 += ErrorMiddleware.databaseLogInterval * 0.6 }
+                let later = try await api.post("/v1/orders", as: .pos, APIClient.orderBody())
+                #expect(later.status == .serviceUnavailable)
+            }
         }
+        await pool.close()
         let lines = handler.entries.filter { $0.level == .warning && "\($0.message)".contains("unavailable") }
         #expect(lines.count == 2)
         #expect(lines.first?.metadata["requests_since_last_line"] == nil)
-        #expect(lines.last?.metadata["requests_since_last_line"] == "4")
+        #expect(lines.last?.metadata["requests_since_last_line"] == "5")
     }
 }

@@ -36,11 +36,13 @@ struct ErrorMiddleware: RouterMiddleware {
                 context.logger.debug("request failed (detail)", metadata: ["error.detail": "\(String(reflecting: error))"])
             case .databaseUnavailable:
                 switch databaseFailures.occurred() {
-                case .log(omitted: 0):
+                case .started(let unlogged):
+                    var metadata: Logger.Metadata = ["error": "\(error)"]
+                    if unlogged > 0 { metadata["previous_outage_unlogged"] = "\(unlogged)" }
                     context.logger.warning(
                         "database unavailable: requests that need it answer 503 (told at most every \(Int(Self.databaseLogInterval)) s)",
-                        metadata: ["error": "\(error)"])
-                case .log(let omitted):
+                        metadata: metadata)
+                case .continuing(let omitted):
                     context.logger.warning(
                         "database still unavailable", metadata: ["error": "\(error)", "requests_since_last_line": "\(omitted)"])
                 case .omit:

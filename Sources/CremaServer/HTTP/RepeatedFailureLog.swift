@@ -2,35 +2,43 @@ import Foundation
 import Synchronization
 
 /// At most one log line per `interval` for a failure that every request repeats (the database down): the first at
-/// once, then one that counts the requests left out. Without it an outage wrote a line per failed request, 40 a second
-/// with four retrying clients and thousands under real traffic (docs/reliability.md).
+/// once, then one per interval that counts the requests left out. Without it an outage wrote a line per failed
+/// request, 40 a second with four retrying clients and thousands under real traffic (docs/reliability.md).
 struct RepeatedFailureLog: Sendable {
     /// What to do with one more occurrence.
     enum Decision: Equatable, Sendable {
-        /// Write a line; `omitted` occurrences since the previous line were not written.
-        case log(omitted: Int)
+        /// The first failure of an outage: after a quiet `interval`, or the first ever. `unloggedBefore` failures of
+        /// the previous outage came after its last line.
+        case started(unloggedBefore: Int)
+        /// A line for an outage still going on; `omitted` failures since its previous line were not written.
+        case continuing(omitted: Int)
         case omit
     }
 
     let interval: TimeInterval
     private var lastLine: Date?
+    private var lastOccurrence: Date?
     private var omitted = 0
 
     init(interval: TimeInterval) {
         self.interval = interval
     }
 
-    /// A clock that went backwards starts a new line rather than silencing the failure.
+    /// A clock that went backwards starts a new outage rather than silencing the failure.
     mutating func occurred(at now: Date) -> Decision {
-        if let lastLine, now >= lastLine, now.timeIntervalSince(lastLine) < interval {
-            omitted += 1
-            return .omit
+        defer { lastOccurrence = now }
+        guard let lastLine, let lastOccurrence, now >= lastOccurrence, now.timeIntervalSince(lastOccurrence) < interval else {
+            return line(.started(unloggedBefore: omitted), at: now)
         }
-        defer {
-            lastLine = now
-            omitted = 0
-        }
-        return .log(omitted: omitted)
+        if now.timeIntervalSince(lastLine) >= interval { return line(.continuing(omitted: omitted), at: now) }
+        omitted += 1
+        return .omit
+    }
+
+    private mutating func line(_ decision: Decision, at now: Date) -> Decision {
+        lastLine = now
+        omitted = 0
+        return decision
     }
 }
 

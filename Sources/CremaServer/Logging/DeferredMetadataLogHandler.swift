@@ -11,6 +11,7 @@ public struct DeferredMetadataLogHandler: LogHandler {
     /// - Parameter stream: where lines go, in its format; its own metadata and provider are not used.
     public init(_ stream: StreamLogHandler, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.stream = stream
+        self.stream.metadata = [:]
         self.stream.metadataProvider = nil
         self.metadataProvider = metadataProvider
     }

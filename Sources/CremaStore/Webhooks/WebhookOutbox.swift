@@ -40,7 +40,9 @@ enum WebhookOutbox {
             """
     }
 
-    /// A column `webhooks_queued`: whether the CTEs of ``orderCTEs`` queued any delivery.
+    /// The column of ``queuedDeliveries``.
+    static let queuedColumn = "webhooks_queued"
+    /// A column ``queuedColumn``: whether the CTEs of ``orderCTEs`` queued any delivery.
     static let queuedDeliveries: PostgresQuery = "EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued"
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
