@@ -26,8 +26,9 @@ public struct StoreKey: Hashable, Sendable {
 ///   transaction: a NOTIFY in a transaction takes a cluster-wide lock held through its commit, which serialized
 ///   every event commit (docs/benchmarks.md). Announcements are coalesced: the first change after a quiet
 ///   `window` goes out at once, then at most one NOTIFY per `window`, naming every store changed since the
-///   previous one (or none, meaning every store, when the list would not fit a payload). A NOTIFY that fails is
-///   dropped (logged at debug): the others poll.
+///   previous one (or none, meaning every store, when the list would not fit a payload) and the work they queued,
+///   so the other processes wake only the subscribers with an interest in it. A NOTIFY that fails is dropped
+///   (logged at debug): the others poll.
 /// - **From other processes.** ``run()`` holds the process's one LISTEN connection (when `conninfo` is set) and
 ///   publishes what other processes announce, skipping its own (by a random id per feed in the payload), and
 ///   `.everything` when the listener (re)connects, since notifications sent meanwhile are lost.
@@ -47,6 +48,9 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         public static let pushes = Interest(rawValue: 1 << 1)
         /// Commits that queued webhook deliveries (the webhook dispatcher).
         public static let webhooks = Interest(rawValue: 1 << 2)
+
+        /// The work an announcement names, by the names in its payload (`.orders` is every announcement).
+        static let announced: [(Interest, String)] = [(.pushes, "pushes"), (.webhooks, "webhooks")]
     }
 
     /// What a subscriber is woken with.
@@ -58,8 +62,8 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         case everything
     }
 
-    /// The channel of the announcements: `{"from": "<feed id>", "stores": [["<tenant>", "<store>"], …]}`, where
-    /// no `stores` means every store.
+    /// The channel of the announcements: `{"from": "<feed id>", "stores": [["<tenant>", "<store>"], …],
+    /// "queued": ["pushes", "webhooks"]}`, where no `stores` means every store and no `queued` all work.
     public static let channel = "crema_order_changes"
     /// The longest payload sent with its stores. PostgreSQL refuses 8000 bytes and more; longer lists go as
     /// "every store".
@@ -88,8 +92,9 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     struct State {
         var subscribers: [Int: Subscriber] = [:]
         var next = 0
-        /// What this process changed since its last announcement.
+        /// What this process changed since its last announcement, and the work those commits queued.
         var unsent: Change?
+        var unsentQueued: Interest = []
     }
 
     public var description: String { "ChangeFeed" }
@@ -132,6 +137,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         publish(.stores(stores), to: queued.union(.orders))
         state.withLock { state in
             state.unsent = state.unsent.map { $0.adding(stores) } ?? .stores(stores)
+            state.unsentQueued.formUnion(queued)
             if case .stores(let unsent) = state.unsent, unsent.count > Self.unsentLimit { state.unsent = .everything }
         }
         unsentSignal.continuation.yield()
@@ -177,14 +183,21 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     private func received(_ event: PostgresListenerEvent) {
         switch event {
         case .reconnected: publish(.everything)
-        case .notification(_, let payload, _): if let change = Self.change(announcedIn: payload, skipping: instance) { publish(change) }
+        case .notification(_, let payload, _):
+            if let announced = Self.change(announcedIn: payload, skipping: instance) {
+                publish(announced.change, to: announced.queued.union(.orders))
+            }
         }
     }
 
     /// Sends one NOTIFY with what is left to announce, if anything.
     private func announce() async {
-        guard let change = state.withLock({ state in defer { state.unsent = nil }; return state.unsent }) else { return }
-        let payload = Self.payload(announcing: change, from: instance)
+        let unsent = state.withLock { state in
+            defer { (state.unsent, state.unsentQueued) = (nil, []) }
+            return state.unsent.map { ($0, state.unsentQueued) }
+        }
+        guard let (change, queued) = unsent else { return }
+        let payload = Self.payload(announcing: change, queued: queued, from: instance)
         do {
             try await pool.withConnection { connection in _ = try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))") }
         } catch {
@@ -198,32 +211,47 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var from: String
         /// `[tenant, store]` pairs; nil for every store.
         var stores: [[String]]?
+        /// The work the commits queued (`Interest.announced` names); nil, as from a `crema` before it, for all of it.
+        var queued: [String]?
     }
 
-    static func payload(announcing change: Change, from instance: String) -> String {
+    /// What another process announced, and which subscribers it wakes.
+    struct Announced: Equatable {
+        var change: Change
+        var queued: Interest
+    }
+
+    static func payload(announcing change: Change, queued: Interest, from instance: String) -> String {
         let encoder = JSONEncoder()
+        let names = Interest.announced.filter { queued.contains($0.0) }.map(\.1)
         if case .stores(let stores) = change,
-            let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] })),
+            let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] }, queued: names)),
             data.count <= payloadLimit
         {
             return String(decoding: data, as: UTF8.self)
         }
-        let data = (try? encoder.encode(Announcement(from: instance, stores: nil))) ?? Data()
+        let data = (try? encoder.encode(Announcement(from: instance, stores: nil, queued: names))) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The change a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an
-    /// older `crema`'s, say) wakes everything.
-    static func change(announcedIn payload: String, skipping instance: String) -> Change? {
-        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)) else { return .everything }
+    /// What a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an older
+    /// `crema`'s, say) wakes everything, and one that does not say what was queued wakes every subscriber.
+    static func change(announcedIn payload: String, skipping instance: String) -> Announced? {
+        let all = Interest.announced.reduce(Interest.orders) { $0.union($1.0) }
+        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)) else {
+            return Announced(change: .everything, queued: all)
+        }
         if announcement.from == instance { return nil }
-        guard let pairs = announcement.stores else { return .everything }
+        let queued = announcement.queued.map { names in
+            Interest.announced.filter { names.contains($0.1) }.reduce(Interest.orders) { $0.union($1.0) }
+        } ?? all
+        guard let pairs = announcement.stores else { return Announced(change: .everything, queued: queued) }
         var stores = Set<StoreKey>()
         for pair in pairs {
-            guard pair.count == 2 else { return .everything }
+            guard pair.count == 2 else { return Announced(change: .everything, queued: queued) }
             stores.insert(StoreKey(tenant: pair[0], store: pair[1]))
         }
-        return .stores(stores)
+        return Announced(change: .stores(stores), queued: queued)
     }
 }
 

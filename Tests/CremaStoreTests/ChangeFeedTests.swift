@@ -129,6 +129,31 @@ import Testing
         }
     }
 
+    @Test func anotherProcesssDispatcherWakesOnlyForAnnouncedWorkForIt() async throws {
+        try await TestDatabase.with { db in
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "there"))
+            let store = try await StoreFixtures.store(in: db, changes: here)
+            _ = try await store.database.stores.put(id: "ferry-bldg", name: "Ferry Building", timezone: "UTC", tenant: "default")
+            _ = try await store.database.tokens.putCustomerToken(
+                customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production,
+                bundleID: nil, replaces: nil)
+            let orders = there.subscribe(to: .orders)
+            let pushes = there.subscribe(to: .pushes)
+            try await running([here, there]) {
+                #expect(await next(orders) == .everything)
+                #expect(await next(pushes) == .everything)
+                // The first change after a quiet window is announced alone; it queued nothing.
+                try await place(store, in: "ferry-bldg", customer: "c-nobody")
+                #expect(await next(orders) == .stores([Self.ferryBldg]))
+                let id = try await place(store, in: "market-st", customer: "c-9")
+                _ = try await store.apply(
+                    .ready(pickupPoint: "counter"), to: id, in: .default, expectedVersion: nil, role: .barista, request: StoreFixtures.request())
+                #expect(await next(pushes) == .stores([Self.marketSt]))
+            }
+        }
+    }
+
     @Test func aProcessSkipsItsOwnNotification() async throws {
         try await TestDatabase.with { db in
             let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
@@ -186,13 +211,30 @@ import Testing
     @Test func storesThatDoNotFitOnePayloadAreAnnouncedAsEveryStore() {
         let few: Set<StoreKey> = [Self.marketSt, Self.pier39]
         let many = Set((0..<500).map { StoreKey(tenant: "tenant-\($0)", store: "a-store-with-a-rather-long-name-\($0)") })
-        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(few), from: "a"), skipping: "b") == .stores(few))
-        let payload = ChangeFeed.payload(announcing: .stores(many), from: "a")
+        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(few), queued: [], from: "a"), skipping: "b")?.change == .stores(few))
+        let payload = ChangeFeed.payload(announcing: .stores(many), queued: [], from: "a")
         #expect(payload.utf8.count < 8000)
-        #expect(ChangeFeed.change(announcedIn: payload, skipping: "b") == .everything)
+        #expect(ChangeFeed.change(announcedIn: payload, skipping: "b")?.change == .everything)
         #expect(ChangeFeed.change(announcedIn: payload, skipping: "a") == nil)
         // An older crema's per-event payload wakes everything.
-        #expect(ChangeFeed.change(announcedIn: #"{"tenant_id":"default","store_id":"market-st"}"#, skipping: "b") == .everything)
+        #expect(ChangeFeed.change(announcedIn: #"{"tenant_id":"default","store_id":"market-st"}"#, skipping: "b")?.change == .everything)
+    }
+
+    @Test func anAnnouncementSaysWhatItsCommitsQueuedAndOneThatDoesNotWakesEverySubscriber() {
+        let all: ChangeFeed.Interest = [.orders, .pushes, .webhooks]
+        let stores: Set<StoreKey> = [Self.marketSt]
+        for queued: ChangeFeed.Interest in [[], [.pushes], [.webhooks], [.pushes, .webhooks]] {
+            let announced = ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(stores), queued: queued, from: "a"), skipping: "b")
+            #expect(announced == ChangeFeed.Announced(change: .stores(stores), queued: queued.union(.orders)))
+        }
+        // "Every store" still says what was queued.
+        let many = Set((0..<500).map { StoreKey(tenant: "t", store: "a-store-with-a-rather-long-name-\($0)") })
+        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(many), queued: [.webhooks], from: "a"), skipping: "b")
+            == ChangeFeed.Announced(change: .everything, queued: [.orders, .webhooks]))
+        // A crema from before this field, and one this version cannot read, wake everyone.
+        #expect(ChangeFeed.change(announcedIn: #"{"from":"a","stores":[["default","market-st"]]}"#, skipping: "b")
+            == ChangeFeed.Announced(change: .stores(stores), queued: all))
+        #expect(ChangeFeed.change(announcedIn: "not json", skipping: "b") == ChangeFeed.Announced(change: .everything, queued: all))
     }
 }
 
