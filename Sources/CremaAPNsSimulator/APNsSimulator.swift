@@ -159,7 +159,7 @@ public final class APNsSimulator: Sendable {
             try? await channel.close()
         }
         // Answers still held would keep their handlers (and this core) alive; their streams are closed, so they go nowhere.
-        core.releaseHeld()
+        _ = core.releaseHeld()
     }
 }
 

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaPostgres
 import CremaServer
 import CremaService
@@ -53,8 +54,7 @@ extension Runtime {
             }
             return key
         }
-        var generator = SystemRandomNumberGenerator()
-        let text = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        let text = Data([UInt8].random(count: 32)).base64EncodedString()
         // Created owner-only from the first byte, never world-readable in between.
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 public import CremaCore
 public import CremaService
 import Foundation
@@ -67,17 +68,6 @@ public struct APIKeys: Sendable, CustomStringConvertible {
 
     /// Random keys for every role, the admin key included, for the embedded default.
     public static func generate() -> APIKeys {
-        var generator = SystemRandomNumberGenerator()
-        return APIKeys(
-            Role.keyRoles.map { role in
-                let bytes = (0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-                return (role, "\(role.rawValue)_" + bytes.map { String($0, radix: 16).leftPadded(2) }.joined())
-            })
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        APIKeys(Role.keyRoles.map { role in (role, "\(role.rawValue)_" + [UInt8].random(count: 24).hexEncoded) })
     }
 }

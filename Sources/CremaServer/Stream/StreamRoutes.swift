@@ -35,10 +35,7 @@ struct StreamRoutes {
         guard StoreID.isValid(body.storeID) else {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        var generator = SystemRandomNumberGenerator()
-        for index in bytes.indices { bytes[index] = generator.next() }
-        let ticket = bytes.hexEncoded
+        let ticket = [UInt8].random(count: 32).hexEncoded
         try await changes.issueStreamTicket(ticket, store: body.storeID, in: caller.scope, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),

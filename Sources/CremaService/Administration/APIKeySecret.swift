@@ -15,9 +15,8 @@ public struct APIKeySecret: Sendable {
 
     /// A new random key.
     public static func generate() -> APIKeySecret {
-        var generator = SystemRandomNumberGenerator()
-        let id = (0..<8).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.hexEncoded
-        let secret = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
+        let id = [UInt8].random(count: 8).hexEncoded
+        let secret = Data([UInt8].random(count: 32)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return APIKeySecret(presented: prefix + id + "_" + secret, id: id)
     }

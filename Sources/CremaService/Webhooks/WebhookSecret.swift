@@ -8,7 +8,7 @@ public import Foundation
 public enum WebhookSecret {
     /// `whsec_` and 64 hex digits (256 random bits).
     public static func generate() -> String {
-        "whsec_" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.hexEncoded
+        "whsec_" + [UInt8].random(count: 32).hexEncoded
     }
 
     /// What a sealed secret is bound to: moved to another endpoint's row, it does not open.
