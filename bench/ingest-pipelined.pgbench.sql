@@ -27,8 +27,8 @@
 -- The statement order inside each flight is Crema's.
 --
 -- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd,
--- without the pg_notify, and with the later history lookup and superseded update, like bench/ingest.pgbench.sql;
--- change both files together.
+-- without the pg_notify, and with the later history lookup, superseded update and webhook CTEs, like
+-- bench/ingest.pgbench.sql; change both files together.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -107,8 +107,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_queued::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 COMMIT;
 \endpipeline
 \set stage 1
@@ -206,8 +217,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_preparing::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -237,8 +259,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_ready::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \else
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -268,8 +301,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_picked_up::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text, repeat('x', 250)::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \endif
 COMMIT;
 \endpipeline

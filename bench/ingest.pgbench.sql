@@ -49,15 +49,21 @@
 --     answer is read and discarded;
 --   * answers, projections, the placed request and the skip row's run_at are constants of Crema's size, where
 --     Crema renders each one for its order and its clock;
---   * no pg_notify: it is being moved out of the transaction (the change-feed branch ends the write with
---     SELECT 1 instead, as here);
+--   * no pg_notify: Crema sends none in the event's transaction either (the write ends with
+--     SELECT EXISTS (...) AS webhooks_queued, as here);
+--   * the webhook drafts' ids are md5 of the key, where Crema binds a UUID it drew; the order.changed body is the
+--     stored answer's text (Crema's envelope around it is about 110 bytes longer) and the activity.ended body 250
+--     x's (about Crema's size). The bench has no webhook endpoint, so, as in Crema, neither is written;
 --   * Crema's replay path (a key seen before: its stored answer read, then ROLLBACK) never runs in the bench.
 --
 -- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd
 -- (checked against PostgreSQL's statement log of one lifecycle sent through a build with that commit's SQL),
 -- without the pg_notify; when that SQL changes, change this file and bench/ingest-pipelined.pgbench.sql too.
 -- Since then DeliveryPlanning.swift reads the history with a lateral lookup per target and withdraws superseded
--- rows by `delivery_id = ANY(bigint[])` (docs/benchmarks.md, "The planning reads' plans"), and so does this file.
+-- rows by `delivery_id = ANY(bigint[])` (docs/benchmarks.md, "The planning reads' plans"), and so does this file;
+-- and every write statement ends with the webhook CTEs of Sources/CremaStore/Webhooks/WebhookOutbox.swift
+-- (`hook_events`, `hook_deliveries`, one VALUES row per draft: two when the event ends the order) as of 1ddbd0e
+-- and e9f3d39, and so does this file.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -130,8 +136,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_queued::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 COMMIT;
 \set stage 1
 
@@ -223,8 +240,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_preparing::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -254,8 +282,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_ready::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \else
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
@@ -285,8 +324,19 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
       AND state = 'pending'
+), hook_events AS (
+    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
+    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_picked_up::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text, repeat('x', 250)::text)) AS x(id, type, body)
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
+    RETURNING event_id, event_type
+), hook_deliveries AS (
+    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
+    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
+    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+    RETURNING 1
 )
-SELECT 1;
+SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \endif
 COMMIT;
 \set stage (:stage + 1) % 4
