@@ -49,8 +49,19 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         /// Commits that queued webhook deliveries (the webhook dispatcher).
         public static let webhooks = Interest(rawValue: 1 << 2)
 
-        /// The work an announcement names, by the names in its payload (`.orders` is every announcement).
-        static let announced: [(Interest, String)] = [(.pushes, "pushes"), (.webhooks, "webhooks")]
+        /// Every kind of commit: what an announcement that does not say what it queued wakes.
+        static let all: Interest = [.orders, .pushes, .webhooks]
+
+        /// The names of the work an announcement's `queued` lists (`.orders` is every announcement, never named).
+        private static let named: [(Interest, String)] = [(.pushes, "pushes"), (.webhooks, "webhooks")]
+
+        /// This work as an announcement's `queued` names it.
+        var names: [String] { Self.named.filter { contains($0.0) }.map(\.1) }
+
+        /// The work an announcement's `queued` names, with `.orders`; a name this version does not know is ignored.
+        init(names: [String]) {
+            self = Self.named.filter { names.contains($0.1) }.reduce(.orders) { $0.union($1.0) }
+        }
     }
 
     /// What a subscriber is woken with.
@@ -167,13 +178,10 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         await announce()
     }
 
-    /// Wakes the subscribers whose interest meets `interest` (nil: every subscriber).
-    private func publish(_ change: Change, to interest: Interest? = nil) {
+    /// Wakes the subscribers whose interest meets `interest`.
+    private func publish(_ change: Change, to interest: Interest = .all) {
         let subscribers = state.withLock { state in
-            state.subscribers.values.filter { subscriber in
-                guard let interest else { return true }
-                return !subscriber.interest.isDisjoint(with: interest)
-            }.map(\.continuation)
+            state.subscribers.values.filter { !$0.interest.isDisjoint(with: interest) }.map(\.continuation)
         }
         for subscriber in subscribers {
             if case .dropped = subscriber.yield(change) { subscriber.yield(.everything) }
@@ -185,7 +193,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         case .reconnected: publish(.everything)
         case .notification(_, let payload, _):
             if let announced = Self.change(announcedIn: payload, skipping: instance) {
-                publish(announced.change, to: announced.queued.union(.orders))
+                publish(announced.change, to: announced.queued)
             }
         }
     }
@@ -211,7 +219,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var from: String
         /// `[tenant, store]` pairs; nil for every store.
         var stores: [[String]]?
-        /// The work the commits queued (`Interest.announced` names); nil, as from a `crema` before it, for all of it.
+        /// The work the commits queued (`Interest.names`); nil, as from a `crema` before it, for all of it.
         var queued: [String]?
     }
 
@@ -223,7 +231,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
 
     static func payload(announcing change: Change, queued: Interest, from instance: String) -> String {
         let encoder = JSONEncoder()
-        let names = Interest.announced.filter { queued.contains($0.0) }.map(\.1)
+        let names = queued.names
         if case .stores(let stores) = change,
             let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] }, queued: names)),
             data.count <= payloadLimit
@@ -237,14 +245,11 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     /// What a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an older
     /// `crema`'s, say) wakes everything, and one that does not say what was queued wakes every subscriber.
     static func change(announcedIn payload: String, skipping instance: String) -> Announced? {
-        let all = Interest.announced.reduce(Interest.orders) { $0.union($1.0) }
         guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)) else {
-            return Announced(change: .everything, queued: all)
+            return Announced(change: .everything, queued: .all)
         }
         if announcement.from == instance { return nil }
-        let queued = announcement.queued.map { names in
-            Interest.announced.filter { names.contains($0.1) }.reduce(Interest.orders) { $0.union($1.0) }
-        } ?? all
+        let queued = announcement.queued.map(Interest.init(names:)) ?? .all
         guard let pairs = announcement.stores else { return Announced(change: .everything, queued: queued) }
         var stores = Set<StoreKey>()
         for pair in pairs {

@@ -43,7 +43,7 @@ enum WebhookOutbox {
     /// The column of ``queuedDeliveries``.
     static let queuedColumn = "webhooks_queued"
     /// A column ``queuedColumn``: whether the CTEs of ``orderCTEs`` queued any delivery.
-    static let queuedDeliveries: PostgresQuery = "EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued"
+    static let queuedDeliveries = PostgresQuery(unsafeSQL: "EXISTS (SELECT 1 FROM hook_deliveries) AS \(queuedColumn)")
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
     static func isoTime(_ expression: PostgresQuery) -> PostgresQuery {
