@@ -221,7 +221,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CremaAPITests",
-            dependencies: ["CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaActivityModels", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaActivityModels", "CremaTestSupport", .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -289,7 +291,7 @@ let package = Package(
             name: "BaristaTests",
             dependencies: [
                 // "barista" only so the binary is built before the tests run it; they never import it.
-                "barista", "CremaCore", "CremaAPI", "CremaAPNsProtocol", "CremaTestSupport",
+                "barista", "CremaCore", "CremaAPI", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
