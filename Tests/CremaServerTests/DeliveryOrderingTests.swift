@@ -2,6 +2,7 @@ import HTTPTypes
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
+import CremaTestSupport
 import Foundation
 import Testing
 
@@ -149,19 +150,11 @@ import Testing
         }
     }
 
-    /// A small deterministic generator: the same orders and faults on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state >> 11 ^ state
-        }
-    }
 
     @Test("random orders, interleaved without waiting, under 503s and held requests, two dispatchers: every activity ends last, in order")
     func randomOrdersUnderFaults() async throws {
         try await H.run(dispatchers: 2) { h in
-            var random = Seeded(state: 2026)
+            var random = SeededGenerator(seed: 2026)
             var orders: [(id: String, token: String, state: String)] = []
             for n in 0..<12 {
                 let token = H.token(UInt8(100 + n), length: 80)

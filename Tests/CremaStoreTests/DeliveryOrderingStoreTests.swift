@@ -10,14 +10,6 @@ import Testing
 /// The SQL of `DeliveryRepository.claim` and `record` (migration 005) against `DeliveryOrdering`, the pure rule
 /// the property tests check: random rows of one activity in every state, claimed by the real statements.
 @Suite struct DeliveryOrderingStoreTests {
-    /// A small deterministic generator: the same rows on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state >> 11 ^ state
-        }
-    }
 
     static let states: [DeliveryState] = [.pending, .pending, .inflight, .sent, .dead, .superseded, .skipped]
 
@@ -56,7 +48,7 @@ import Testing
     func claimAgreesWithThePureRule() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            var random = Seeded(state: 11)
+            var random = SeededGenerator(seed: 11)
             let deliveries = DeliveryRepository(pool: db.pool)
             for trial in 0..<40 {
                 let (order, target) = try await activityOrder(store, posRef: "T-\(trial)")
