@@ -2,6 +2,7 @@ import CremaAPI
 import CremaAPNsProtocol
 import CremaActivityModels
 import CremaCore
+import CremaTestSupport
 import Foundation
 import Testing
 
@@ -192,7 +193,41 @@ import Testing
         #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 1.0006)) == "1970-01-01T00:00:01.001Z")
         #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:01:00.000Z")
     }
+
+    @Test func timestampsAcrossLeapDaysCenturiesAndTheEpochAreWrittenByTheCalendar() {
+        let cases: [(TimeInterval, String)] = [
+            (0, "1970-01-01T00:00:00.000Z"), (-0.001, "1969-12-31T23:59:59.999Z"), (-86_400.5, "1969-12-30T23:59:59.500Z"),
+            (951_868_799.999, "2000-02-29T23:59:59.999Z"), (951_868_800, "2000-03-01T00:00:00.000Z"),
+            (4_107_542_399.9996, "2100-03-01T00:00:00.000Z"), (4_107_456_000, "2100-02-28T00:00:00.000Z"),
+            (1_709_164_800, "2024-02-29T00:00:00.000Z"), (253_402_300_799.999, "9999-12-31T23:59:59.999Z"),
+            (-12_212_553_600, "1583-01-01T00:00:00.000Z"), (-2_208_988_800, "1900-01-01T00:00:00.000Z"),
+        ]
+        for (seconds, text) in cases {
+            #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: seconds)) == text, "\(seconds)")
+        }
+    }
+
+    /// The arithmetic against Foundation's own calendar rendering, the way the writer worked before it: the same text
+    /// for instants spread over sixteen thousand years (the format style's own below 1583, where its calendar is
+    /// Julian) and for milliseconds that round across a second's edge.
+    @Test func theCalendarArithmeticWritesWhatTheFormatStyleWrites() {
+        func formatStyle(_ date: Date) -> String {
+            let millis = (date.timeIntervalSince1970 * 1000).rounded()
+            let seconds = (millis / 1000).rounded(.down)
+            let fraction = Int(millis - seconds * 1000)
+            let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+            return whole.dropLast() + "." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + String(fraction) + "Z"
+        }
+        var generator = SeededGenerator(seed: 2026)
+        var dates = (0..<20_000).map { _ in
+            Date(timeIntervalSince1970: Double(Int64(bitPattern: generator.next()) % 253_000_000_000_000) / 1000 + 0.0004)
+        }
+        dates += (0..<2_000).map { _ in Date(timeIntervalSince1970: Double(generator.next() % 4_000_000_000) + 0.9995 + Double(generator.next() % 10) / 10_000) }
+        let differing = dates.filter { WireCoding.rfc3339($0) != formatStyle($0) }
+        #expect(differing.count == 0, "first: \(differing.prefix(3).map { "\($0.timeIntervalSince1970): \(WireCoding.rfc3339($0)) vs \(formatStyle($0))" })")
+    }
 }
+
 
 /// Error sentences read as English whatever the role.
 @Suite struct APIErrorMessageTests {
