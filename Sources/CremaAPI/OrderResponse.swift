@@ -84,6 +84,8 @@ public struct OrderResponse: Codable, Sendable {
         projection = c.contains(.projection) ? .some(try c.decodeIfPresent(JSONValue.self, forKey: .projection)) : nil
     }
 
+    /// Identifiers and timestamps are written as their text directly (what `WireCoding`'s strategies would write),
+    /// saving the encoder a nested container for each: every command's answer is this document.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id.uuidString.lowercased(), forKey: .id)
@@ -96,13 +98,13 @@ public struct OrderResponse: Codable, Sendable {
         try c.encode(items, forKey: .items)
         try c.encode(state, forKey: .state)
         try c.encode(version, forKey: .version)
-        try c.encode(eta, forKey: .eta)
+        try c.encode(WireCoding.rfc3339(eta), forKey: .eta)
         try c.encode(barista, forKey: .barista)
         try c.encode(pickupPoint, forKey: .pickupPoint)
         try c.encode(delayReason, forKey: .delayReason)
         try c.encode(cancelReason, forKey: .cancelReason)
-        try c.encode(placedAt, forKey: .placedAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(WireCoding.rfc3339(placedAt), forKey: .placedAt)
+        try c.encode(WireCoding.rfc3339(updatedAt), forKey: .updatedAt)
         try c.encode(allowedEvents, forKey: .allowedEvents)
         try c.encodeIfPresent(events, forKey: .events)
         if let projection { try c.encode(projection, forKey: .projection) }

@@ -88,8 +88,6 @@ public enum APNsPayload {
     /// Sorted keys make bodies byte-stable (golden files, dedup); dates keep the default strategy, which is
     /// what ActivityKit decodes `content-state` with (seconds since 2001).
     public static func encode(_ value: some Encodable) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
             return try encoder.encode(value)
         } catch {
@@ -97,6 +95,12 @@ public enum APNsPayload {
             preconditionFailure("APNs body did not encode: \(error)")
         }
     }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Whole Unix seconds (`aps.timestamp`, `stale-date`, `dismissal-date`); nil for a date no JSON number can
     /// carry (infinite, or beyond ±2^53 s).

@@ -51,10 +51,11 @@ public struct PostgresJSON: PostgresEncodable, Hashable {
 
     public var postgresText: String { text }
 
-    public static var encoder: JSONEncoder {
+    /// One configured encoder shared by every value (making one per value showed in profiles); never reconfigure it.
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
-    }
+    }()
 }

@@ -9,8 +9,12 @@ enum StoredProjection {
     static func json(_ order: Order, storeName: String, timezone: String, now: Date) throws -> PostgresJSON {
         let state = OrderProjector.contentState(
             order: order, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt, now: now, locale: order.locale)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         return PostgresJSON(text: String(decoding: try encoder.encode(state), as: UTF8.self))
     }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
 }
