@@ -46,6 +46,37 @@ import Testing
         #expect(field == "display_name")
     }
 
+    /// Blank means Unicode white space only, whatever the script; control means general category Cc (C0, DEL, C1).
+    @Test(arguments: [
+        ("\u{3000}\u{00A0}\u{2003}", "must not be blank"), ("\t\n\u{2028}", "must not be blank"),
+        ("Ana\u{7F}", "must not contain control characters"), ("Ana\u{85}", "must not contain control characters"),
+        ("\u{9F}Ana", "must not contain control characters"), ("\u{1F}", "must not contain control characters"),
+    ])
+    func whiteSpaceInAnyScriptIsBlankAndEveryControlCharacterIsRefused(_ name: String, _ reason: String) {
+        var placement = Fixtures.placement()
+        placement.displayName = name
+        #expect(rejection(placement) == .invalidValue(field: "display_name", reason: reason))
+    }
+
+    @Test(arguments: ["\u{A0}Ana", "Ana\u{A0}", "\u{3000}李", "~", "\u{20}!"])
+    func aNameWithAnyVisibleCharacterNextToWhiteSpaceIsAccepted(_ name: String) {
+        var placement = Fixtures.placement()
+        placement.displayName = name
+        #expect(rejection(placement) == nil)
+    }
+
+    /// The control check reads code points directly; it must agree with Unicode's own category (every Cc code point
+    /// is below U+00A0; the scan goes on through the Latin, Greek, Cyrillic and general punctuation blocks).
+    @Test func theControlCheckIsExactlyGeneralCategoryCc() throws {
+        let disagreeing = (0...0x2FFF).compactMap(Unicode.Scalar.init).filter { scalar in
+            var placement = Fixtures.placement()
+            placement.displayName = "A\(Character(scalar))"
+            let refused = rejection(placement) == .invalidValue(field: "display_name", reason: "must not contain control characters")
+            return refused != (scalar.properties.generalCategory == .control)
+        }
+        #expect(disagreeing.count == 0, "first: \(disagreeing.prefix(3).map { String($0.value, radix: 16) })")
+    }
+
     @Test func lengthIsCountedInCharactersSoJapaneseNamesFit() {
         var placement = Fixtures.placement()
         placement.displayName = String(repeating: "抹", count: 80)

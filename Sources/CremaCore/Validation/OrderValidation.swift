@@ -64,12 +64,15 @@ public enum OrderValidation {
     }
 
     static func text(_ value: String, field: String, max: Int) throws(OrderError) {
-        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        // One printable ASCII byte settles it without asking Foundation to trim (every event checks several texts).
+        let hasVisibleASCII = value.utf8.contains { $0 > 0x20 && $0 < 0x7F }
+        if !hasVisibleASCII, value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw .invalidValue(field: field, reason: "must not be blank")
         }
         // Code points, as JSON Schema's maxLength counts them, so the document states the exact limit.
         if value.unicodeScalars.count > max { throw .invalidValue(field: field, reason: "must be at most \(max) characters") }
-        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        // General category Cc, which is exactly C0, DEL and C1: no property lookup needed.
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw .invalidValue(field: field, reason: "must not contain control characters")
         }
     }

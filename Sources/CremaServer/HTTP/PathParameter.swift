@@ -14,6 +14,8 @@ extension CremaRequestContext {
 /// Percent-decoding of one path segment, refusing what would make a segment mean two things.
 enum PathParameter {
     static func decode(_ raw: String, name: String) throws(APIError) -> String {
+        // Most segments (order ids, store ids) hold no escape at all: nothing to decode, nothing to refuse.
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
         // `%2F` would turn one segment into a value with a slash in it: a name no path can address again.
         if raw.range(of: "%2f", options: .caseInsensitive) != nil {
             throw .invalidField(field: name, reason: "must not contain an encoded slash (%2F)")
