@@ -25,6 +25,8 @@
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir).
 # Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3.
+# crema's context switches over the HTTP phase come twice: perf stat's total (the #13 target), and from /proc per
+# thread, split into voluntary (a thread waiting: crema's own hops) and preempted (more runnable threads than cores).
 # Raw outputs go to bench/results/ingest-<time>-c<C>/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +135,18 @@ cpu_end() {
     > "$out/$1-cpu.txt"
 }
 # A top snapshot in the middle of the phase (the second of two 1-second samples; the first is since boot).
+# thread_switches PID: one line per thread of PID, "comm|voluntary|nonvoluntary" context switches so far. perf stat
+# counts both kinds together; a voluntary switch is a thread waiting (crema's own hops), a nonvoluntary one a thread
+# preempted because more threads were runnable than the machine has cores.
+thread_switches() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    printf '%s|%s|%s|%s\n' "${task##*/}" "$(cat "$task/comm" 2> /dev/null)" \
+      "$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status" 2> /dev/null)" \
+      "$(awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$task/status" 2> /dev/null)"
+  done
+}
+
 top_snapshot() {
   (sleep "$(( duration / 2 ))"; top -b -n 2 -d 1 -w 200 | awk '/^top -/ { n++ } n == 2' | head -30 > "$out/$1-top.txt") &
   TOP_PID=$!
@@ -226,11 +240,13 @@ phase_http() {
     perf stat -e context-switches,cpu-migrations,task-clock -p "$SERVE_PID" -o "$out/crema-perf.txt" -- sleep "$duration" 2> /dev/null &
     perf_pid=$!
   fi
+  thread_switches "$SERVE_PID" > "$out/crema-threads-begin.txt"
   POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="m$stamp" \
     /usr/bin/time -f '%U %S' -o "$out/wrk-time.txt" \
     timeout $((duration + 30)) wrk -t "$threads" -c "$concurrency" -d "${duration}s" --latency -s bench/lifecycle.lua \
     "http://127.0.0.1:$port" > "$out/wrk.txt" 2>&1
   cpu_end http "$out/wrk-time.txt"
+  thread_switches "$SERVE_PID" > "$out/crema-threads-end.txt"
   [ -n "$perf_pid" ] && { wait "$perf_pid" || true; }
   wait "$TOP_PID" || true
   grep -E '^(events_per_s|latency_p|non2xx|socket_errors|lifecycles)' "$out/wrk.txt" | tee -a "$out/run.log"
@@ -345,6 +361,24 @@ events = int(wrk["requests"])
 if switches and clock and events:
     print(f"  crema (perf stat over the measured phase): {int(switches.group(1).replace(',', '')) / events:.1f} context switches/event,"
           f" {float(clock.group(1).replace(',', '')) / events:.3f} ms task-clock/event (targets: <= 4 and <= 0.25 ms)")
+def threads(name):
+    path = f"{out}/crema-threads-{name}.txt"
+    rows = [line.rstrip("\n").split("|") for line in open(path)] if os.path.exists(path) else []
+    return {r[0]: (r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows if len(r) == 4}
+begin, end = threads("begin"), threads("end")
+if end and events:
+    groups = {}
+    for tid, (comm, vol, nonvol) in end.items():
+        _, vol0, nonvol0 = begin.get(tid, (comm, 0, 0))
+        group = ("HTTP event loops" if comm.startswith("NIO-") else "driver loop" if comm == "crema-pg-loop"
+                 else "listener" if comm == "crema-pg-listen" else "task pool and Dispatch" if "qos" in comm else "other")
+        g = groups.setdefault(group, [0, 0])
+        g[0] += vol - vol0
+        g[1] += nonvol - nonvol0
+    voluntary = sum(g[0] for g in groups.values()) / events
+    preempted = sum(g[1] for g in groups.values()) / events
+    detail = ", ".join(f"{k} {v[0] / events:.1f}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1][0]))
+    print(f"  crema's threads (/proc): {voluntary:.1f} voluntary switches/event ({detail}); {preempted:.1f} preempted/event")
 print("  (HTTP's postgres share includes the outbox queries of crema serve's dispatcher; pgbench runs only the event transactions)")
 print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if noisy else ""))
 # Columns 1-11 as before (pgbench = the plain side); then the pipelined side and PostgreSQL CPU ms/event of each side.

@@ -32,8 +32,12 @@ final class PostgresEventLoop: Sendable {
     private init() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
-        let thread = Thread { [self] in run() }
-        thread.name = "crema.postgres.loop"
+        let thread = Thread { [self] in
+            // Named from inside: on Linux a name set before start stays Foundation's own, and the kernel's (what top,
+            // perf and /proc show) keeps the creating thread's. At most 15 bytes, or the kernel refuses it.
+            Thread.current.name = "crema-pg-loop"
+            run()
+        }
         thread.qualityOfService = .userInitiated
         thread.start()
     }

@@ -74,8 +74,10 @@ public final class PostgresListener: Sendable {
         }
         wakeReader = fds[0]
         wakeWriter = fds[1]
-        let thread = Thread { [self] in runLoop() }
-        thread.name = "crema.postgres.listener"
+        let thread = Thread { [self] in
+            Thread.current.name = "crema-pg-listen"  // from inside, at most 15 bytes (see PostgresEventLoop)
+            runLoop()
+        }
         thread.start()
     }
 
