@@ -1,13 +1,9 @@
 /// A day of the proleptic Gregorian calendar from a count of days since 1970-01-01, by arithmetic alone (400-year
 /// eras of 146,097 days), so that writing a timestamp needs no calendar, time zone or format style.
-struct CivilDay: Equatable {
-    var year: Int
-    var month: Int
-    var day: Int
-
-    init(year: Int, month: Int, day: Int) {
-        (self.year, self.month, self.day) = (year, month, day)
-    }
+struct CivilDay {
+    let year: Int
+    let month: Int
+    let day: Int
 
     init(daysSince1970 days: Int) {
         // Counted from 0000-03-01, so that the leap day is the last day of a year and February needs no special case.

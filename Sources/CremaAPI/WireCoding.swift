@@ -54,9 +54,8 @@ public enum WireCoding {
             put(secondOfDay / 60 % 60, digits: 2, at: 14)
             put(secondOfDay % 60, digits: 2, at: 17)
             put(fraction, digits: 3, at: 20)
-            for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
-                text[offset] = UInt8(ascii: character)
-            }
+            (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+            (text[13], text[16], text[19], text[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
             return 24
         }
     }

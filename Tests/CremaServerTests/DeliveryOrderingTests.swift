@@ -150,7 +150,6 @@ import Testing
         }
     }
 
-
     @Test("random orders, interleaved without waiting, under 503s and held requests, two dispatchers: every activity ends last, in order")
     func randomOrdersUnderFaults() async throws {
         try await H.run(dispatchers: 2) { h in

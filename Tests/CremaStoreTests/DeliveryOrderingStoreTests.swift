@@ -10,7 +10,6 @@ import Testing
 /// The SQL of `DeliveryRepository.claim` and `record` (migration 005) against `DeliveryOrdering`, the pure rule
 /// the property tests check: random rows of one activity in every state, claimed by the real statements.
 @Suite struct DeliveryOrderingStoreTests {
-
     static let states: [DeliveryState] = [.pending, .pending, .inflight, .sent, .dead, .superseded, .skipped]
 
     /// An order with a registered Live Activity token, and the token's target id.
