@@ -12,6 +12,8 @@ import Testing
             ("fr", "fr"), ("es-419", "es-419"), (" es ", "es"),
             ("", "en"), ("   ", "en"), ("english", "en"), ("1a", "en"), ("en-", "en"), ("e", "en"), ("es--MX", "en"),
             ("español", "en"), (String(repeating: "a-", count: 20) + "a", "en"),
+            ("\u{3000}ja\u{3000}", "ja"), ("es\t", "es"), ("\nen-US", "en-US"), ("en-US\u{A0}", "en-US"), ("é", "en"),
+            ("ES-mx", "es-MX"), ("-en", "en"),
           ])
     func aLocaleIsKeptWhenItIsALanguageTag(_ sample: (String, String)) {
         #expect(OrderLocale.normalized(sample.0) == sample.1)
