@@ -56,6 +56,8 @@ let package = Package(
         // MARK: - The APNs protocol: push types, bodies and their size cap, answer classification, JSONValue.
         // Foundation only; knows nothing of orders, so the client and the simulator depend on it alone.
         .target(name: "CremaAPNsProtocol", swiftSettings: swiftSettings),
+        // Calendar arithmetic for timestamp text, shared by the API's wire format and the driver: no dependencies.
+        .target(name: "CremaCivilTime", swiftSettings: swiftSettings),
 
         // MARK: - Pure domain core: no I/O. It depends on the app's wire types it projects into and on the APNs protocol.
         .target(name: "CremaCore", dependencies: ["CremaActivityModels", "CremaAPNsProtocol"], swiftSettings: swiftSettings),
@@ -73,6 +75,7 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 "CEpoll",
+                "CremaCivilTime",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -81,7 +84,7 @@ let package = Package(
         // both use them, so a field is named once.
         .target(
             name: "CremaAPI",
-            dependencies: ["CremaCore", "CremaActivityModels", "CremaAPNsProtocol"],
+            dependencies: ["CremaCore", "CremaActivityModels", "CremaAPNsProtocol", "CremaCivilTime"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -226,6 +229,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "CremaCivilTimeTests", dependencies: ["CremaCivilTime"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CremaAPNsProtocolTests",
             dependencies: ["CremaAPNsProtocol"],

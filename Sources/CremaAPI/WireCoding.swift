@@ -1,3 +1,4 @@
+import CremaCivilTime
 public import Foundation
 
 /// The API's JSON conventions in one place, for the server and every client alike: RFC 3339 timestamps
@@ -40,20 +41,13 @@ public enum WireCoding {
         let day = CivilDay(daysSince1970: days)
         guard (1583...9999).contains(day.year) else { return formattedRFC3339(millis: millis) }
         return String(unsafeUninitializedCapacity: 24) { text in
-            func put(_ value: Int, digits: Int, at offset: Int) {
-                var value = value
-                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
-                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                }
-            }
-            put(day.year, digits: 4, at: 0)
-            put(day.month, digits: 2, at: 5)
-            put(day.day, digits: 2, at: 8)
-            put(secondOfDay / 3600, digits: 2, at: 11)
-            put(secondOfDay / 60 % 60, digits: 2, at: 14)
-            put(secondOfDay % 60, digits: 2, at: 17)
-            put(fraction, digits: 3, at: 20)
+            text.putDigits(day.year, width: 4, at: 0)
+            text.putDigits(day.month, width: 2, at: 5)
+            text.putDigits(day.day, width: 2, at: 8)
+            text.putDigits(secondOfDay / 3600, width: 2, at: 11)
+            text.putDigits(secondOfDay / 60 % 60, width: 2, at: 14)
+            text.putDigits(secondOfDay % 60, width: 2, at: 17)
+            text.putDigits(fraction, width: 3, at: 20)
             (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
             (text[13], text[16], text[19], text[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
             return 24

@@ -1,3 +1,4 @@
+import CremaCivilTime
 public import Foundation
 
 /// Converts between `Date` and PostgreSQL's ISO timestamp text with microsecond precision, without
@@ -20,9 +21,28 @@ public enum PostgresTimestamp {
             secondOfDay += 86_400
             days -= 1
         }
-        let (y, m, d) = civil(fromDays: days)
-        let time = (secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2)) \(pad(time.0, 2)):\(pad(time.1, 2)):\(pad(time.2, 2)).\(pad(fraction, 6))+00"
+        let civil = CivilDay(daysSince1970: Int(days))
+        let time = (Int(secondOfDay) / 3600, Int(secondOfDay) / 60 % 60, Int(secondOfDay) % 60)
+        guard (0...9999).contains(civil.year) else {
+            // Beyond four digits (or before year 0, which the server refuses in this form): the slow way.
+            func pad(_ value: Int, _ width: Int) -> String {
+                let digits = String(value)
+                return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+            }
+            return "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2)) \(pad(time.0, 2)):\(pad(time.1, 2)):\(pad(time.2, 2)).\(pad(Int(fraction), 6))+00"
+        }
+        return String(unsafeUninitializedCapacity: 29) { text in
+            text.putDigits(civil.year, width: 4, at: 0)
+            text.putDigits(civil.month, width: 2, at: 5)
+            text.putDigits(civil.day, width: 2, at: 8)
+            text.putDigits(time.0, width: 2, at: 11)
+            text.putDigits(time.1, width: 2, at: 14)
+            text.putDigits(time.2, width: 2, at: 17)
+            text.putDigits(Int(fraction), width: 6, at: 20)
+            (text[4], text[7], text[10], text[13], text[16]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: ":"))
+            (text[19], text[26], text[27], text[28]) = (UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "0"), UInt8(ascii: "0"))
+            return 29
+        }
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]]` (also accepts `T` as the separator).
@@ -72,34 +92,7 @@ public enum PostgresTimestamp {
             i += 1
         }
         guard i == b.count else { return nil }
-        let seconds = days(fromCivil: y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset
+        let seconds = Int64(CivilDay(year: Int(y), month: Int(mo), day: Int(d)).daysSince1970) * 86_400 + h * 3600 + mi * 60 + s - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
-    }
-
-    // Howard Hinnant's days-from-civil algorithms, proleptic Gregorian calendar.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (month <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, month, day)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }

@@ -1,4 +1,5 @@
 @testable import CremaPostgres
+import CremaTestSupport
 import Foundation
 import Testing
 
@@ -40,6 +41,25 @@ import Testing
         let date = Date(timeIntervalSince1970: seconds)
         let parsed = try #require(PostgresTimestamp.parse(PostgresTimestamp.format(date)))
         #expect(abs(parsed.timeIntervalSince1970 - seconds) < 0.000_001)
+    }
+
+    /// The text the driver sends is the day Foundation's Gregorian calendar names in UTC, for seeded instants from 1583
+    /// (before it, Foundation's calendar is Julian) to 9999, with the microseconds rounded as before.
+    @Test func timestampTextNamesTheSameDayAndTimeAsFoundationsCalendar() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        var generator = SeededGenerator(seed: 1583)
+        var differing: [String] = []
+        for _ in 0..<5_000 {
+            let seconds = Double(generator.next() % 265_000_000_000) - 12_212_553_600 + Double(generator.next() % 1_000_000) / 1_000_000
+            let date = Date(timeIntervalSince1970: seconds)
+            let text = PostgresTimestamp.format(date)
+            let whole = Date(timeIntervalSince1970: ((seconds * 1_000_000).rounded() / 1_000_000).rounded(.down))
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
+            let expected = String(format: "%04d-%02d-%02d %02d:%02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+            if !text.hasPrefix(expected + ".") || !text.hasSuffix("+00") || text.utf8.count != 29 { differing.append("\(seconds): \(text) vs \(expected)") }
+        }
+        #expect(differing.count == 0, "first: \(differing.prefix(3))")
     }
 
     @Test func timestampsWithOffsetsAndShortFractionsParse() throws {
