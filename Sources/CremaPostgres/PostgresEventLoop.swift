@@ -33,9 +33,7 @@ final class PostgresEventLoop: Sendable {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
         let thread = Thread { [self] in
-            // Named from inside: on Linux a name set before start stays Foundation's own, and the kernel's (what top,
-            // perf and /proc show) keeps the creating thread's. At most 15 bytes, or the kernel refuses it.
-            Thread.current.name = "crema-pg-loop"
+            nameCurrentThread("crema-pg-loop")
             run()
         }
         thread.qualityOfService = .userInitiated
@@ -95,4 +93,11 @@ final class PostgresEventLoop: Sendable {
             }
         }
     }
+}
+
+/// Gives the calling thread the name top, perf and /proc show. Foundation's `Thread.name` on Linux does not reach the
+/// kernel for a thread that has not started, and from inside it races `start()`; the kernel keeps 15 bytes.
+func nameCurrentThread(_ name: StaticString) {
+    precondition(name.utf8CodeUnitCount <= 15, "the kernel would cut a thread name longer than 15 bytes")
+    _ = crema_name_current_thread(UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self))
 }

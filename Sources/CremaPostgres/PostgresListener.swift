@@ -75,7 +75,7 @@ public final class PostgresListener: Sendable {
         wakeReader = fds[0]
         wakeWriter = fds[1]
         let thread = Thread { [self] in
-            Thread.current.name = "crema-pg-listen"  // from inside, at most 15 bytes (see PostgresEventLoop)
+            nameCurrentThread("crema-pg-listen")
             runLoop()
         }
         thread.start()
