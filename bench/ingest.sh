@@ -134,10 +134,10 @@ cpu_end() {
   echo "busy=$((m_busy1 - m_busy0)) total=$((m_total1 - m_total0)) postgres=$((pg1 - pg0)) crema=$((cr1 - cr0)) client=$client cores=$(nproc)" \
     > "$out/$1-cpu.txt"
 }
-# A top snapshot in the middle of the phase (the second of two 1-second samples; the first is since boot).
-# thread_switches PID: one line per thread of PID, "comm|voluntary|nonvoluntary" context switches so far. perf stat
-# counts both kinds together; a voluntary switch is a thread waiting (crema's own hops), a nonvoluntary one a thread
-# preempted because more threads were runnable than the machine has cores.
+
+# thread_switches PID: one line per thread of PID, "tid|comm|voluntary|nonvoluntary" context switches so far. perf
+# stat counts both kinds together; a voluntary switch is a thread waiting (crema's own hops), a nonvoluntary one a
+# thread preempted by another runnable thread. A thread that ends during the phase takes its counts with it.
 thread_switches() {
   local task
   for task in /proc/"$1"/task/*; do
@@ -147,6 +147,7 @@ thread_switches() {
   done
 }
 
+# A top snapshot in the middle of the phase (the second of two 1-second samples; the first is since boot).
 top_snapshot() {
   (sleep "$(( duration / 2 ))"; top -b -n 2 -d 1 -w 200 | awk '/^top -/ { n++ } n == 2' | head -30 > "$out/$1-top.txt") &
   TOP_PID=$!
@@ -364,7 +365,8 @@ if switches and clock and events:
 def threads(name):
     path = f"{out}/crema-threads-{name}.txt"
     rows = [line.rstrip("\n").split("|") for line in open(path)] if os.path.exists(path) else []
-    return {r[0]: (r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows if len(r) == 4}
+    # A thread that ended between listing and reading has empty counts: left out, not counted as zero.
+    return {r[0]: (r[1], int(r[2]), int(r[3])) for r in rows if len(r) == 4 and r[2].isdigit() and r[3].isdigit()}
 begin, end = threads("begin"), threads("end")
 if end and events:
     groups = {}

@@ -96,6 +96,7 @@ public enum APNsPayload {
         }
     }
 
+    /// One configured encoder for every body (an encoder is safe to share; making one per body showed in profiles).
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -55,8 +55,8 @@ extension PostgresJSON: PostgresDecodable {
         try decoder.decode(T.self, from: Data(text.utf8))
     }
 
-    /// One configured decoder shared by every value, like ``PostgresJSON/encoder``; never reconfigure it.
-    public static let decoder: JSONDecoder = {
+    /// One configured decoder shared by every value, internal like ``PostgresJSON/encoder``.
+    @usableFromInline static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder

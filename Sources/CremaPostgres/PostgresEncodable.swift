@@ -51,8 +51,9 @@ public struct PostgresJSON: PostgresEncodable, Hashable {
 
     public var postgresText: String { text }
 
-    /// One configured encoder shared by every value (making one per value showed in profiles); never reconfigure it.
-    public static let encoder: JSONEncoder = {
+    /// One configured encoder shared by every value (making one per value showed in profiles); internal, so that no
+    /// other module can reconfigure it for everyone.
+    @usableFromInline static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

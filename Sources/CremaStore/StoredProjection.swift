@@ -12,6 +12,7 @@ enum StoredProjection {
         return PostgresJSON(text: String(decoding: try encoder.encode(state), as: UTF8.self))
     }
 
+    /// ActivityKit's strategies and sorted keys, configured once (making one per event showed in profiles).
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -208,8 +208,8 @@ import Testing
     }
 
     /// The arithmetic against Foundation's own calendar rendering, the way the writer worked before it: the same text
-    /// for instants spread over sixteen thousand years (the format style's own below 1583, where its calendar is
-    /// Julian) and for milliseconds that round across a second's edge.
+    /// for instants from 1583 to 9999, for instants before 1583 (the format style's own, its calendar Julian there)
+    /// and for milliseconds that round across a second's edge.
     @Test func theCalendarArithmeticWritesWhatTheFormatStyleWrites() {
         func formatStyle(_ date: Date) -> String {
             let millis = (date.timeIntervalSince1970 * 1000).rounded()
@@ -218,16 +218,18 @@ import Testing
             let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
             return whole.dropLast() + "." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + String(fraction) + "Z"
         }
+        // 1583-01-01 to 9999-12-31, in milliseconds, where the arithmetic writes the text; and a few thousand outside,
+        // where the format style still does.
         var generator = SeededGenerator(seed: 2026)
         var dates = (0..<20_000).map { _ in
-            Date(timeIntervalSince1970: Double(Int64(bitPattern: generator.next()) % 253_000_000_000_000) / 1000 + 0.0004)
+            Date(timeIntervalSince1970: Double(generator.next() % 265_614_854_400_000) / 1000 - 12_212_553_600 + 0.0004)
         }
+        dates += (0..<2_000).map { _ in Date(timeIntervalSince1970: -12_212_553_600 - Double(generator.next() % 50_000_000_000)) }
         dates += (0..<2_000).map { _ in Date(timeIntervalSince1970: Double(generator.next() % 4_000_000_000) + 0.9995 + Double(generator.next() % 10) / 10_000) }
         let differing = dates.filter { WireCoding.rfc3339($0) != formatStyle($0) }
         #expect(differing.count == 0, "first: \(differing.prefix(3).map { "\($0.timeIntervalSince1970): \(WireCoding.rfc3339($0)) vs \(formatStyle($0))" })")
     }
 }
-
 
 /// Error sentences read as English whatever the role.
 @Suite struct APIErrorMessageTests {
