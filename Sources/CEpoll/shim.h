@@ -1,5 +1,6 @@
 #pragma once
-// Linux's readiness API, which Glibc's Swift module does not export: the database driver's event loop waits on it.
+// Linux APIs the database driver uses that Glibc's Swift module does not export: epoll, which its event loop waits
+// on, and naming a thread.
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 
