@@ -96,13 +96,13 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
-           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
+           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
-        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
-        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
-        apns_timestamp bigint, bundle_id text)
+    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+        run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
@@ -206,13 +206,13 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
-           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
+           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
-        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
-        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
-        apns_timestamp bigint, bundle_id text)
+    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+        run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
@@ -248,13 +248,13 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
-           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
+           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
-        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
-        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
-        apns_timestamp bigint, bundle_id text)
+    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+        run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
@@ -290,13 +290,13 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, to_timestamp(x.expires_at), x.state, x.reason_code, x.reason,
-           to_timestamp(x.run_at), x.la_event, x.apns_timestamp, x.bundle_id, now(),
+           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
+           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM jsonb_to_recordset(:outbox_skip::jsonb) AS x(
-        target_kind text, target_id bigint, push_type text, priority smallint, topic text, collapse_id text,
-        body text, expires_at float8, state text, reason_code text, reason text, run_at float8, la_event text,
-        apns_timestamp bigint, bundle_id text)
+    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+        run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])

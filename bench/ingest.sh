@@ -212,9 +212,8 @@ capture_bodies() {
     -D "resp_queued=$(answer 1)" -D "resp_preparing=$(answer 2)" -D "resp_ready=$(answer 3)" -D "resp_picked_up=$(answer 4)"
     -D "proj_queued=$proj_queued" -D "proj_preparing=$proj_preparing" -D "proj_ready=$proj_ready"
     -D "proj_picked_up=$proj_picked_up"
-    -D "outbox_skip=$(q "SELECT json_agg(json_build_object('reason', reason, 'reason_code', reason_code,
-                              'run_at', extract(epoch FROM run_at)::float8, 'state', state))
-                         FROM delivery_outbox WHERE order_id = '$id' AND order_version = 1" | compact)"
+    -D "skip_reason_code=$(q "SELECT reason_code FROM delivery_outbox WHERE order_id = '$id' AND order_version = 1")"
+    -D "skip_reason=$(q "SELECT reason FROM delivery_outbox WHERE order_id = '$id' AND order_version = 1")"
   )
   printf '%s\n' "${pgbench_defines[@]}" > "$out/pgbench-defines.txt"
 }

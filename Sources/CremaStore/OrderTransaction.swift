@@ -142,7 +142,7 @@ public struct OrderTransaction: Sendable {
                 FROM inserted
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
+            ), \(DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)
             """, plan: plan)
@@ -171,7 +171,7 @@ public struct OrderTransaction: Sendable {
                 WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
-            ), \(try DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
+            ), \(DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)
             """, plan: plan)
