@@ -40,18 +40,7 @@ public enum WireCoding {
         let (days, secondOfDay) = floorDivision(seconds, 86_400)
         let day = CivilDay(daysSince1970: days)
         guard (1583...9999).contains(day.year) else { return formattedRFC3339(millis: millis) }
-        return String(unsafeUninitializedCapacity: 24) { text in
-            text.putDigits(day.year, width: 4, at: 0)
-            text.putDigits(day.month, width: 2, at: 5)
-            text.putDigits(day.day, width: 2, at: 8)
-            text.putDigits(secondOfDay / 3600, width: 2, at: 11)
-            text.putDigits(secondOfDay / 60 % 60, width: 2, at: 14)
-            text.putDigits(secondOfDay % 60, width: 2, at: 17)
-            text.putDigits(fraction, width: 3, at: 20)
-            (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
-            (text[13], text[16], text[19], text[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
-            return 24
-        }
+        return day.timestampText(secondOfDay: secondOfDay, fraction: fraction, fractionDigits: 3, separator: "T", suffix: "Z")
     }
 
     /// The format style's rendering, for the years the arithmetic above leaves out.

@@ -22,27 +22,16 @@ public enum PostgresTimestamp {
             days -= 1
         }
         let civil = CivilDay(daysSince1970: Int(days))
-        let time = (Int(secondOfDay) / 3600, Int(secondOfDay) / 60 % 60, Int(secondOfDay) % 60)
         guard (0...9999).contains(civil.year) else {
             // Beyond four digits (or before year 0, which the server refuses in this form): the slow way.
+            let time = (Int(secondOfDay) / 3600, Int(secondOfDay) / 60 % 60, Int(secondOfDay) % 60)
             func pad(_ value: Int, _ width: Int) -> String {
                 let digits = String(value)
                 return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
             }
             return "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2)) \(pad(time.0, 2)):\(pad(time.1, 2)):\(pad(time.2, 2)).\(pad(Int(fraction), 6))+00"
         }
-        return String(unsafeUninitializedCapacity: 29) { text in
-            text.putDigits(civil.year, width: 4, at: 0)
-            text.putDigits(civil.month, width: 2, at: 5)
-            text.putDigits(civil.day, width: 2, at: 8)
-            text.putDigits(time.0, width: 2, at: 11)
-            text.putDigits(time.1, width: 2, at: 14)
-            text.putDigits(time.2, width: 2, at: 17)
-            text.putDigits(Int(fraction), width: 6, at: 20)
-            (text[4], text[7], text[10], text[13], text[16]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: ":"))
-            (text[19], text[26], text[27], text[28]) = (UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "0"), UInt8(ascii: "0"))
-            return 29
-        }
+        return civil.timestampText(secondOfDay: Int(secondOfDay), fraction: Int(fraction), fractionDigits: 6, separator: " ", suffix: "+00")
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]]` (also accepts `T` as the separator).

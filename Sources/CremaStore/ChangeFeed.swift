@@ -229,8 +229,11 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var queued: Interest
     }
 
+    /// Each process writes an announcement up to once per `window` and reads every other's: one coder each, shared.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
     static func payload(announcing change: Change, queued: Interest, from instance: String) -> String {
-        let encoder = JSONEncoder()
         let names = queued.names
         if case .stores(let stores) = change,
             let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] }, queued: names)),
@@ -245,7 +248,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     /// What a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an older
     /// `crema`'s, say) wakes everything, and one that does not say what was queued wakes every subscriber.
     static func change(announcedIn payload: String, skipping instance: String) -> Announced? {
-        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)) else {
+        guard let announcement = try? decoder.decode(Announcement.self, from: Data(payload.utf8)) else {
             return Announced(change: .everything, queued: .all)
         }
         if announcement.from == instance { return nil }

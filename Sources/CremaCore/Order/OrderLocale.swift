@@ -19,7 +19,8 @@ public enum OrderLocale {
         return ([language.lowercased()] + parts.dropFirst().map(canonicalCase)).joined(separator: "-")
     }
 
-    /// Whether `tag` may start or end with white space or holds a `_`: its ends are not printable ASCII, or a `_` is in it.
+    /// Whether `tag` may start or end with white space or holds a `_`: its ends are not printable ASCII, or a `_` is
+    /// in it.
     private static func needsTidying(_ tag: String) -> Bool {
         guard let first = tag.utf8.first, let last = tag.utf8.last else { return false }
         return !(0x21...0x7E).contains(first) || !(0x21...0x7E).contains(last) || tag.utf8.contains(UInt8(ascii: "_"))

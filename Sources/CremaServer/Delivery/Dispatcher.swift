@@ -8,11 +8,10 @@ public import Logging
 public import Prometheus
 public import ServiceLifecycle
 
-/// Sends the outbox to APNs (docs/design.md §6): wakes on commits that queued pushes (`ChangeFeed`; 1 s poll
-/// fallback), claims due rows under a lease with SKIP LOCKED, keeps up to a batch of pushes in flight per worker over HTTP/2,
-/// records outcomes as they come back (all that finished meanwhile in one statement), rescues expired leases and
-/// prunes finished rows. At least once: a crash between sending and recording sends those rows again after their
-/// lease.
+/// Sends the outbox to APNs (docs/design.md §6): wakes on commits that queued pushes (`ChangeFeed`; 1 s poll fallback),
+/// claims due rows under a lease with SKIP LOCKED, keeps up to a batch of pushes in flight per worker over HTTP/2,
+/// records outcomes as they come back (all that finished meanwhile in one statement), rescues expired leases and prunes
+/// finished rows. At least once: a crash between sending and recording sends those rows again after their lease.
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient

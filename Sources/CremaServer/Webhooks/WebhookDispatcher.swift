@@ -61,7 +61,8 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
 
     /// Claims into free room, sends each delivery as a child task that records its own outcome, and sleeps on the
     /// doorbell (rung by commits that queued deliveries and by finished sends) when there is nothing to claim. On
-    /// graceful shutdown it stops claiming and lets the requests in flight finish (each bounded by the request timeout).
+    /// graceful shutdown it stops claiming and lets the requests in flight finish (each bounded by the request
+    /// timeout).
     func work(doorbell: Doorbell) async {
         let inFlight = InFlight()
         var failing = false
