@@ -146,7 +146,7 @@ let package = Package(
             name: "CremaServer",
             dependencies: [
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaActivityModels",
-                "CremaAPNs",
+                "CremaAPNs", "CremaCivilTime",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -160,6 +160,9 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                // Crema's own HTTP server: Hummingbird's connection loop, its own accept and shutdown (HTTPServer).
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 // Webhooks: HTTP/1.1 or HTTP/2 to receivers, DNS off the cooperative pool, a receiver's private CA.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -97,7 +97,7 @@ public enum CremaApplication {
     public static func build(
         _ dependencies: Dependencies, host: String, port: Int, logger: Logger, limits: ConnectionLimits = .init(),
         services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) -> CremaHTTPApplication {
         let httpRouter = router(dependencies)
         let routes = RouteTable()
         routes.record(httpRouter.routes)
@@ -107,13 +107,12 @@ public enum CremaApplication {
             PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger),
         ]
         if let changes = dependencies.service.database.changes { background.append(changes) }
-        return Application(
-            router: httpRouter,
-            server: GuardedHTTP1Channel.server(limits: limits, registry: dependencies.registry, routes: routes),
-            configuration: .init(address: .hostname(host, port: port), serverName: "crema", backlog: limits.backlog),
-            services: background + [dependencies.streamHub] + services,
-            onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
-            logger: logger)
+        let pipeline = ConnectionPipeline(
+            limits: limits, routes: routes, gate: ConnectionGate(limit: limits.maxConnections),
+            metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
+        return CremaHTTPApplication(
+            responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub] + services, host: host,
+            port: port, pipeline: pipeline, onListening: onListening)
     }
 }
 

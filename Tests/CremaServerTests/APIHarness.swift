@@ -60,7 +60,25 @@ struct APIResponse {
 }
 
 struct APIClient: Sendable {
-    let client: any TestClientProtocol
+    /// One request as sent, its answer as received: through the router, or over TCP to a live server.
+    let execute: @Sendable (_ uri: String, _ method: HTTPRequest.Method, _ headers: HTTPFields, _ body: ByteBuffer?) async throws -> APIResponse
+
+    init(execute: @escaping @Sendable (String, HTTPRequest.Method, HTTPFields, ByteBuffer?) async throws -> APIResponse) {
+        self.execute = execute
+    }
+
+    /// Through HummingbirdTesting's client (the `.router` mode: no sockets).
+    init(client: any TestClientProtocol) {
+        execute = { uri, method, headers, body in
+            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+            return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        }
+    }
+
+    /// A request with exactly these header fields.
+    func request(_ method: HTTPRequest.Method, _ uri: String, headers: HTTPFields) async throws -> APIResponse {
+        try await execute(uri, method, headers, nil)
+    }
 
     func send(
         _ method: HTTPRequest.Method, _ uri: String, as role: Role? = nil, key: String? = nil, idempotencyKey: String? = nil,
@@ -73,8 +91,7 @@ struct APIClient: Sendable {
             headers[.authorization] = "Bearer \(APIHarness.keys[role]!)"
         }
         if let idempotencyKey { headers[HTTPField.Name("Idempotency-Key")!] = idempotencyKey }
-        let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
-        return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        return try await execute(uri, method, headers, body.map { ByteBuffer(string: $0) })
     }
 
     /// POST with a fresh idempotency key unless one is given.

@@ -45,6 +45,30 @@ import Testing
         #expect(!channel.channel.isActive)
     }
 
+    @Test func stalledConnectionsAreCountedAsAwaitingTheirFirstRequestUntilItsHeadArrives() async throws {
+        try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
+            let half = "GET /health/live HTTP/1.1\r\nHost: crema\r\n"
+            let connections = try await [server.connect(), server.connect(), server.connect()]
+            for connection in connections { try await connection.channel.writeAndFlush(ByteBuffer(string: half)) }
+            try await server.waitUntil("crema_http_connections_open", is: 3)
+            // No task serves a connection before its first request head: these three wait on their channels alone.
+            #expect(server.metric("crema_http_connections_awaiting_first_request") == 3)
+
+            try await connections[0].executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                let answer = try await LiveServer.exchange("\r\n", outbound, &iterator)
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+                #expect(answer.contains("\r\nServer: crema\r\n"))
+                #expect(answer.range(of: #"\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n"#, options: .regularExpression) != nil)
+                #expect(server.metric("crema_http_connections_awaiting_first_request") == 2)
+            }
+            try await connections[1].executeThenClose { _, _ in }
+            try await server.waitUntil("crema_http_connections_open", is: 1)
+            #expect(server.metric("crema_http_connections_awaiting_first_request") == 1)
+            try await connections[2].executeThenClose { _, _ in }
+        }
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .milliseconds(300))) { server in
             let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n")
@@ -154,23 +178,30 @@ struct LiveServer: Sendable {
     {
         try await TestDatabase.with(label) { db in
             let dependencies = try APIHarness.dependencies(pool: db.pool)
-            let (ports, listening) = AsyncStream<Int>.makeStream()
-            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits) { port in
-                listening.yield(port)
-            }
-            let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await services.run() }
-                do {
-                    var iterator = ports.makeAsyncIterator()
-                    try await body(LiveServer(port: try #require(await iterator.next()), registry: dependencies.registry))
-                } catch {
-                    await services.triggerGracefulShutdown()
-                    throw error
-                }
+            try await serve(dependencies, limits: limits) { port in try await body(LiveServer(port: port, registry: dependencies.registry)) }
+        }
+    }
+
+    /// Runs the application as `crema serve` does, on a free port, until `body` (given the port) returns.
+    static func serve(
+        _ dependencies: CremaApplication.Dependencies, limits: ConnectionLimits = .init(), _ body: @escaping @Sendable (Int) async throws -> Void
+    ) async throws {
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits) { port in
+            listening.yield(port)
+        }
+        let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            do {
+                var iterator = ports.makeAsyncIterator()
+                try await body(try #require(await iterator.next()))
+            } catch {
                 await services.triggerGracefulShutdown()
-                try await group.waitForAll()
+                throw error
             }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
         }
     }
 
@@ -201,6 +232,12 @@ struct LiveServer: Sendable {
             return Double(line.dropFirst(series.count + 1)) ?? .nan
         }
         return 0
+    }
+
+    /// Waits for the server to reach a count that only its own event loops can change (accepts and closes it
+    /// learns of asynchronously); the suite's time limit bounds the wait.
+    func waitUntil(_ series: String, is value: Double) async throws {
+        while metric(series) != value { try await Task.sleep(for: .milliseconds(5)) }
     }
 
     enum Failure: Error { case closedEarly(String) }

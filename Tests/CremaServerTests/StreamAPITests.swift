@@ -8,6 +8,7 @@ import CremaStore
 import CremaTestSupport
 import Foundation
 import Hummingbird
+import HTTPTypes
 import HummingbirdTesting
 import Logging
 import NIOCore
@@ -201,11 +202,10 @@ struct StreamHarness: Sendable {
             var dependencies = try APIHarness.dependencies(pool: db.pool, changes: changes)
             dependencies.streamHeartbeat = heartbeat
             dependencies.streamHub = StreamHub(changes: changes, sweepInterval: .seconds(2), logger: Logger(label: "test"))
-            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                try await app.test(.live) { client in
-                    try await body(StreamHarness(api: APIClient(client: client), db: db, port: client.port!, http: http))
+                try await LiveServer.serve(dependencies) { port in
+                    try await body(StreamHarness(api: .live(http, port: port), db: db, port: port, http: http))
                 }
             } catch {
                 try? await http.shutdown()
@@ -240,6 +240,25 @@ struct StreamHarness: Sendable {
     }
 
     enum StreamFailure: Error { case status(Int), timedOut(String) }
+}
+
+extension APIClient {
+    /// Over TCP to a live server on `port`, through AsyncHTTPClient.
+    static func live(_ http: HTTPClient, port: Int) -> APIClient {
+        APIClient { uri, method, headers, body in
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(uri)")
+            request.method = HTTPMethod(rawValue: method.rawValue)
+            for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+            if let body { request.body = .bytes(body) }
+            let response = try await http.execute(request, timeout: .seconds(60))
+            var fields = HTTPFields()
+            for (name, value) in response.headers {
+                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+            }
+            let text = String(buffer: try await response.body.collect(upTo: 16 << 20))
+            return APIResponse(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, text: text)
+        }
+    }
 }
 
 /// One parsed Server-Sent Event.

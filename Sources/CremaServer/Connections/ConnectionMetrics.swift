@@ -1,12 +1,14 @@
 import Prometheus
 
 /// The connection guard's Prometheus series: connections refused past the cap, connections closed by a
-/// deadline (by phase: `request` for the read timeout, `idle` between requests), and connections open now.
+/// deadline (by phase: `request` for the read timeout, `idle` between requests), connections open now, and
+/// how many of those have not yet sent a whole request head (stalled or slow clients, holding no task).
 struct ConnectionMetrics: Sendable {
     let refused: Counter
     let timedOutReading: Counter
     let timedOutIdle: Counter
     let open: Gauge
+    let waitingForFirstRequest: Gauge
 
     init(registry: PrometheusCollectorRegistry) {
         refused = registry.makeCounter(
@@ -22,5 +24,9 @@ struct ConnectionMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "crema", subsystem: "http", metricName: "connections_open", unitName: "",
                 helpText: "HTTP connections open now (refused ones not included)."))
+        waitingForFirstRequest = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "crema", subsystem: "http", metricName: "connections_awaiting_first_request", unitName: "",
+                helpText: "Open HTTP connections whose first request head has not arrived yet (no task serves them yet)."))
     }
 }

@@ -1,0 +1,50 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+import Prometheus
+
+/// What every accepted connection gets before its first byte: past the cap, a 503 and a close with no HTTP
+/// pipeline; below it, Hummingbird's HTTP/1.1 pipeline (the one `HTTP1Channel` builds) with a raw-answer
+/// writer in front, the deadline and protocol-error handlers behind the codec, and `FirstRequestHandler` last.
+struct ConnectionPipeline: Sendable {
+    let limits: ConnectionLimits
+    let routes: RouteTable
+    let gate: ConnectionGate
+    let metrics: ConnectionMetrics
+    let logger: Logger
+
+    /// Builds `channel`'s pipeline, on its event loop, before it is registered; `handOver` receives it once
+    /// its first request head has arrived.
+    func configure(_ channel: any Channel, handOver: @escaping @Sendable (ArrivedConnection) -> Void) throws {
+        let pipeline = channel.pipeline.syncOperations
+        guard gate.admit() else {
+            metrics.refused.increment()
+            try pipeline.addHandler(RawResponseWriter(answerAtOnce: PipelineError.tooManyConnections.response))
+            return
+        }
+        metrics.open.increment()
+        channel.closeFuture.whenComplete { [gate, metrics] _ in
+            gate.release()
+            metrics.open.decrement()
+        }
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderFieldSize = ProtocolErrorHandler.headerLimit
+        decoderLimits.maxHeaderListSize = ProtocolErrorHandler.headerLimit
+        decoderLimits.maxHeaderFieldCount = 1000  // as Hummingbird's HTTP1Channel
+        try pipeline.addHandler(RawResponseWriter())
+        try pipeline.configureHTTPServerPipeline(
+            withPipeliningAssistance: false,  // requests on one connection are answered in order by its one task
+            withErrorHandling: false,  // ProtocolErrorHandler answers parse errors with the API's error document
+            withOutboundHeaderValidation: false,  // swift-http-types has validated the fields
+            withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: decoderLimits)
+        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+        try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, metrics: metrics))
+        try pipeline.addHandler(ProtocolErrorHandler(routes: routes))
+        // Closes the connection after the answer in progress when the server shuts down (idle ones at once).
+        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+        try pipeline.addHandler(FirstRequestHandler(waiting: metrics.waitingForFirstRequest, handOver: handOver))
+    }
+}

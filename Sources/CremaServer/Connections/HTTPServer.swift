@@ -1,0 +1,66 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOExtras
+import NIOPosix
+import ServiceLifecycle
+
+/// Crema's HTTP/1.1 listener. Hummingbird's server starts a Swift task, in one group, for every connection
+/// it accepts; this one starts it when the connection's first request head has arrived, so thousands of
+/// stalled connections cost no tasks and no task-group bookkeeping (docs/reliability.md).
+struct HTTPServer: Service, CustomStringConvertible {
+    let host: String
+    let port: Int
+    let backlog: Int
+    let pipeline: ConnectionPipeline
+    /// Serves one connection's requests in order (Hummingbird's loop over the responder).
+    let connection: HTTP1Channel
+    let eventLoopGroup: any EventLoopGroup
+    let logger: Logger
+    let onListening: @Sendable (Int) -> Void
+
+    var description: String { "HTTPServer" }
+
+    func run() async throws {
+        let (arrivals, arrived) = AsyncStream.makeStream(of: ArrivedConnection.self)
+        let quiescing = ServerQuiescingHelper(group: eventLoopGroup)
+        let pipeline = self.pipeline
+        let listener = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: Int32(clamping: backlog))
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try pipeline.configure(channel) { connection in arrived.yield(connection) }
+                }
+            }
+            .bind(host: host, port: port).get()
+        let boundPort = listener.localAddress?.port ?? port
+        logger.info("HTTP server listening", metadata: ["http.host": "\(host)", "http.port": "\(boundPort)"])
+        onListening(boundPort)
+
+        let connection = self.connection
+        let logger = self.logger
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for await arrival in arrivals {
+                    guard let channel = arrival.take() else { continue }
+                    group.addTask { await connection.handle(value: channel, logger: logger) }
+                }
+            }
+        } onGracefulShutdown: {
+            // Stop accepting; close idle and half-sent connections now and the others after their answer in
+            // progress; end the loop once every connection is closed.
+            let closed = listener.eventLoop.makePromise(of: Void.self)
+            closed.futureResult.whenComplete { _ in arrived.finish() }
+            quiescing.initiateShutdown(promise: closed)
+        }
+        // Cancelled rather than shut down: close the same way, without waiting (a no-op after a graceful shutdown).
+        quiescing.initiateShutdown(promise: nil)
+    }
+}
