@@ -50,9 +50,9 @@ import Testing
             let half = "GET /health/live HTTP/1.1\r\nHost: crema\r\n"
             let connections = try await [server.connect(), server.connect(), server.connect()]
             for connection in connections { try await connection.channel.writeAndFlush(ByteBuffer(string: half)) }
-            try await server.waitUntil("crema_http_connections_open", is: 3)
-            // No task serves a connection before its first request head: these three wait on their channels alone.
-            #expect(server.metric("crema_http_connections_awaiting_first_request") == 3)
+            // Counted from the accept (after `connections_open`), so waiting for this count waits for both.
+            try await server.waitUntil("crema_http_connections_awaiting_first_request", is: 3)
+            #expect(server.metric("crema_http_connections_open") == 3)
 
             try await connections[0].executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
@@ -66,6 +66,22 @@ import Testing
             try await server.waitUntil("crema_http_connections_open", is: 1)
             #expect(server.metric("crema_http_connections_awaiting_first_request") == 1)
             try await connections[2].executeThenClose { _, _ in }
+        }
+    }
+
+    @Test func aConnectionThatEndsItsSideBeforeSendingAnythingIsClosedAtOnce() async throws {
+        // A preconnect never used, a port check: with a 600 s read timeout, only the client's end can close it.
+        try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
+            let connection = try await server.connect()
+            try await connection.executeThenClose { inbound, _ in
+                try await connection.channel.close(mode: .output)  // half-closes: the client has nothing to send
+                var received = ByteBuffer()
+                for try await var chunk in inbound { received.writeBuffer(&chunk) }
+                #expect(received.readableBytes == 0)
+            }
+            try await server.waitUntil("crema_http_connections_open", is: 0)
+            #expect(server.metric("crema_http_connections_awaiting_first_request") == 0)
+            #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 0)
         }
     }
 

@@ -49,19 +49,26 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         if phase == .handedOver { context.fireErrorCaught(error) }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        leaveWaiting()
-        context.fireChannelInactive()
+    /// A client that ends its side before a whole head (a preconnect never used, a port check) is done: with
+    /// remote half-closure allowed, nothing else would close the connection before its read deadline. A half
+    /// head was already answered (`malformed_request`, flushed) when the decoder saw the end of input.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if phase == .waiting, let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { leaveWaiting() }
-
-    private func leaveWaiting() {
+    /// On close (`HTTPConnectionStateHandler` does not pass `channelInactive` on, the pipeline's teardown
+    /// removes every handler).
+    func handlerRemoved(context: ChannelHandlerContext) {
         if phase == .waiting {
             phase = .closed
             waiting.decrement()
         }
     }
+
 }
 
 /// A connection whose first request head has arrived, on its way to its task. NIO traps when the wrapper of

@@ -47,11 +47,16 @@ struct HTTPServer: Service, CustomStringConvertible {
         let connection = self.connection
         let logger = self.logger
         await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for await arrival in arrivals {
-                    guard let channel = arrival.take() else { continue }
-                    group.addTask { await connection.handle(value: channel, logger: logger) }
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    for await arrival in arrivals {
+                        guard let channel = arrival.take() else { continue }
+                        group.addTask { await connection.handle(value: channel, logger: logger) }
+                    }
                 }
+            } onCancel: {
+                // Cancelled rather than shut down: stop accepting and close what waits at once, without waiting.
+                quiescing.initiateShutdown(promise: nil)
             }
         } onGracefulShutdown: {
             // Stop accepting; close idle and half-sent connections now and the others after their answer in
@@ -60,7 +65,5 @@ struct HTTPServer: Service, CustomStringConvertible {
             closed.futureResult.whenComplete { _ in arrived.finish() }
             quiescing.initiateShutdown(promise: closed)
         }
-        // Cancelled rather than shut down: close the same way, without waiting (a no-op after a graceful shutdown).
-        quiescing.initiateShutdown(promise: nil)
     }
 }
