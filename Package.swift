@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "CremaStore",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaActivityModels",
+                "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import Crypto
 import Foundation
 import Synchronization

@@ -115,9 +115,7 @@ struct OrderCursor {
 
     var encoded: String {
         let micros = Int64((placedAt.timeIntervalSince1970 * 1_000_000).rounded())
-        return Data("\(micros)/\(orderID.uuidString.lowercased())".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(Data("\(micros)/\(orderID.uuidString.lowercased())".utf8))
     }
 
     init(placedAt: Date, orderID: UUID) {
@@ -126,9 +124,7 @@ struct OrderCursor {
     }
 
     init?(encoded: String) {
-        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard encoded.count <= 100, let data = Data(base64Encoded: base64) else { return nil }
+        guard encoded.utf8.count <= 100, let data = Base64URL.decode(encoded) else { return nil }
         let parts = String(decoding: data, as: UTF8.self).split(separator: "/")
         // Only positions PostgreSQL can hold (years 1–9999): anything else was not made by this API.
         guard parts.count == 2, let micros = Int64(parts[0]), (-62_135_596_800_000_000...253_402_300_799_999_999).contains(micros),

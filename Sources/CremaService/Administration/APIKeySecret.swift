@@ -16,8 +16,7 @@ public struct APIKeySecret: Sendable {
     /// A new random key.
     public static func generate() -> APIKeySecret {
         let id = [UInt8].random(count: 8).hexEncoded
-        let secret = Data([UInt8].random(count: 32)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let secret = Base64URL.encode([UInt8].random(count: 32))
         return APIKeySecret(presented: prefix + id + "_" + secret, id: id)
     }
 

@@ -1,0 +1,32 @@
+import CremaAPNsProtocol
+import Foundation
+import Testing
+
+/// Base64url without padding, against RFC 4648's vectors and Foundation's base64 for every byte value.
+@Suite struct Base64URLTests {
+    @Test func theRFCVectorsEncodeWithoutPaddingAndDecodeBack() {
+        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            #expect(Base64URL.encode(Data(plain.utf8)) == encoded)
+            #expect(Base64URL.decode(encoded) == Data(plain.utf8))
+        }
+    }
+
+    @Test func everyByteValueAndLengthRoundTripsThroughTheURLAlphabet() {
+        // 0xfb 0xff encodes to "+/" in plain base64: the two characters base64url replaces.
+        let bytes = (0...255).map { UInt8($0) } + [0xfb, 0xff, 0xbf]
+        for length in 0...bytes.count {
+            let data = Data(bytes.prefix(length))
+            let encoded = Base64URL.encode(data)
+            #expect(!encoded.contains { $0 == "+" || $0 == "/" || $0 == "=" })
+            #expect(encoded == data.base64EncodedString().replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
+            #expect(Base64URL.decode(encoded) == data)
+        }
+    }
+
+    @Test(arguments: ["Zg==", "Zm+v", "Zm/v", "Zm9v YmFy", "Zm9vé", "Z", "Zm9vY"])
+    func textOutsideTheAlphabetOrOfAnImpossibleLengthIsRefused(_ text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+}
