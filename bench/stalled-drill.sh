@@ -110,6 +110,8 @@ ${ATTACKER[@]+"${ATTACKER[@]}"} python3 bench/stalled_drill.py stall --port "$po
   --out "$out/stalled.jsonl" > "$out/stalled.json" &
 STALL_PID=$!
 sleep 5  # the ramp; the stream starts with the attack at full strength
+# How many of the open connections hold no task yet (the gauge is absent, so 0, before e8c8a74).
+open_at_strength=$(metric crema_http_connections_open) awaiting_at_strength=$(metric crema_http_connections_awaiting_first_request)
 s0=$(date +%s.%N) serve_a0=$(cpu_s "$SERVE_PID") stall_a0=$(cpu_s "$STALL_PID")
 python3 bench/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
   --duration "$duration" --out "$out/attack.jsonl" > "$out/attack.json"
@@ -123,6 +125,7 @@ timed_out_after=$(metric 'crema_http_connections_timed_out_total{phase="request"
 log "attack stream: $(cat "$out/attack.json"); RSS peak $(rss_between "$a0" "$a1") MB"
 log "CPU while the stream ran under attack: crema serve $(per_s "$serve_a0" "$serve_a1" "$s0" "$s1") ms/s, the attacker $(per_s "$stall_a0" "$stall_a1" "$s0" "$s1") ms/s"
 log "stalled: $(cat "$out/stalled.json")"
+log "server at full strength: $open_at_strength connections open, $awaiting_at_strength awaiting their first request"
 log "server: timed_out{phase=request} +$(python3 -c "print(int($timed_out_after - $timed_out_before))"), refused $(metric crema_http_connections_refused_total), open now $(metric crema_http_connections_open)"
 stop_pid "$RSS_PID" 2
 RSS_PID=""
