@@ -4,8 +4,8 @@ import Prometheus
 import Synchronization
 
 /// Last handler of a connection until its first request head is whole: only then is the channel wrapped
-/// for Swift concurrency and handed to the server for a task, so a silent or trickling client costs a
-/// channel and a timer, never a task (docs/reliability.md, stalled connections).
+/// for Swift concurrency and handed to the server for a task (and this handler leaves), so a silent or
+/// trickling client costs a channel and a timer, never a task (docs/reliability.md, stalled connections).
 final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -38,16 +38,16 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                 wrappingChannelSynchronously: context.channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             context.fireChannelRead(data)
             handOver(ArrivedConnection(connection))
+            // Its work is done: every later part and event goes straight to the wrapper.
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         } catch {
             context.close(promise: nil)
         }
     }
 
-    /// Before the head, no one reads this connection's errors: the protocol-error handler has already
-    /// answered what deserves an answer, and the rest end with the close.
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if phase == .handedOver { context.fireErrorCaught(error) }
-    }
+    /// Before the head (after it, this handler is gone) no one reads this connection's errors: the
+    /// protocol-error handler has already answered what deserves an answer, and the rest end with the close.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 
     /// A client that ends its side before a whole head (a preconnect never used, a port check) is done: with
     /// remote half-closure allowed, nothing else would close the connection before its read deadline. A half
