@@ -146,6 +146,20 @@ import Testing
         }
     }
 
+    @Test func aPortAlreadyInUseStopsTheServerWithAnErrorNamingIt() async throws {
+        let taken = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(taken.localAddress?.port)
+        try await TestDatabase.with { db in
+            let app = CremaApplication.build(try APIHarness.dependencies(pool: db.pool), host: "127.0.0.1", port: port, logger: .init(label: "test"))
+            let error = await #expect(throws: HTTPServerError.self) {
+                try await ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test"))).run()
+            }
+            #expect(error?.code == "cannot_listen")
+            #expect(error?.description.hasPrefix("cannot listen on 127.0.0.1:\(port): Address already in use") == true)
+        }
+        try await taken.close()
+    }
+
     @Test func theLimitsComeFromTheEnvironment() throws {
         let limits = try ConnectionLimits(environment: [
             "CREMA_HTTP_READ_TIMEOUT": "2.5", "CREMA_HTTP_IDLE_TIMEOUT": "30", "CREMA_HTTP_MAX_CONNECTIONS": "100",

@@ -1,3 +1,4 @@
+import Foundation
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -25,7 +26,7 @@ struct HTTPServer: Service, CustomStringConvertible {
         let (arrivals, arrived) = AsyncStream.makeStream(of: ArrivedConnection.self)
         let quiescing = ServerQuiescingHelper(group: eventLoopGroup)
         let pipeline = self.pipeline
-        let listener = try await ServerBootstrap(group: eventLoopGroup)
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: Int32(clamping: backlog))
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
@@ -39,7 +40,14 @@ struct HTTPServer: Service, CustomStringConvertible {
                     try pipeline.configure(channel) { connection in arrived.yield(connection) }
                 }
             }
-            .bind(host: host, port: port).get()
+        let listener: any Channel
+        do {
+            listener = try await bootstrap.bind(host: host, port: port).get()
+        } catch let error as IOError {
+            throw HTTPServerError.cannotListen(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
+        } catch {
+            throw HTTPServerError.cannotListen(host: host, port: port, reason: "\(error)")
+        }
         let boundPort = listener.localAddress?.port ?? port
         logger.info("HTTP server listening", metadata: ["http.host": "\(host)", "http.port": "\(boundPort)"])
         onListening(boundPort)
