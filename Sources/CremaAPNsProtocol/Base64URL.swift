@@ -3,6 +3,7 @@ public import Foundation
 /// Base64url without padding (RFC 4648 §5, as RFC 7515 §2 uses it): JWT segments, the secrets of generated API
 /// keys and list cursors all travel in URLs or headers, and one way to write and read it serves every module.
 public enum Base64URL {
+    /// The text of `bytes`, without padding.
     public static func encode(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")

@@ -6,9 +6,8 @@ import NIOHTTP1
 import NIOPosix
 public import ServiceLifecycle
 
-/// Crema's HTTP side as a Hummingbird application: the router's responder (which `.router` tests drive) and
-/// the services that live as long as it, served by Crema's `HTTPServer` rather than Hummingbird's, which
-/// gives every accepted connection a task before it has sent a byte.
+/// Crema's HTTP side as a Hummingbird application (the responder `.router` tests drive, the services beside it),
+/// served by Crema's `HTTPServer`, not Hummingbird's, which gives a connection a task before it sends a byte.
 public struct CremaHTTPApplication: ApplicationProtocol {
     public let responder: RouterResponder<CremaRequestContext>
     public let logger: Logger
@@ -23,6 +22,7 @@ public struct CremaHTTPApplication: ApplicationProtocol {
     /// without Crema's connection guard; live tests run the application itself (`run()`).
     public enum ServedByRun: Error { case useRun }
 
+    /// Never used by Crema (`run()` serves); throws `ServedByRun` so that `.live` testing fails loudly.
     public var server: HTTPServerBuilder { HTTPServerBuilder { _ in throw ServedByRun.useRun } }
 
     init(
@@ -58,7 +58,8 @@ public struct CremaHTTPApplication: ApplicationProtocol {
             let context = CremaRequestContext(source: .init(channel: channel, logger: requestLogger))
             var response: Response
             do {
-                response = try await responder.respond(to: request, context: context)
+                // The request's logger is also the task's (`Logger.current`), as under Hummingbird's server.
+                response = try await withLogger(requestLogger) { _ in try await responder.respond(to: request, context: context) }
             } catch let error as HTTPParserError {
                 throw error  // the connection's loop answers 400 and closes
             } catch {
@@ -77,5 +78,6 @@ public struct CremaHTTPApplication: ApplicationProtocol {
         }
     }
 
+    /// Ends a connection whose client sent bytes that do not parse while its answer was being written.
     enum ConnectionEnded: Error { case unparsableWhileAnswering }
 }

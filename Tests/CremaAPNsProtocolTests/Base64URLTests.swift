@@ -18,11 +18,15 @@ import Testing
         for length in 0...bytes.count {
             let data = Data(bytes.prefix(length))
             let encoded = Base64URL.encode(data)
-            #expect(!encoded.contains { $0 == "+" || $0 == "/" || $0 == "=" })
-            #expect(encoded == data.base64EncodedString().replacingOccurrences(of: "=", with: "")
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
+            #expect(encoded.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            #expect(encoded.count == (length * 8 + 5) / 6)
             #expect(Base64URL.decode(encoded) == data)
         }
+    }
+
+    @Test func theTwoCharactersPlainBase64WouldUseAreReplaced() {
+        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
+        #expect(Base64URL.encode([0xfb, 0xff, 0xbf]) == "-_-_")
     }
 
     @Test(arguments: ["Zg==", "Zm+v", "Zm/v", "Zm9v YmFy", "Zm9vé", "Z", "Zm9vY"])

@@ -201,8 +201,8 @@ struct LiveServer: Sendable {
 
     static let healthRequest = "GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n"
 
-    /// Runs the application until `body` returns; not Hummingbird's `.live` tester, whose own idle client
-    /// connection would itself be closed by the short deadlines under test and counted with the rest.
+    /// Runs the application until `body` returns, as `serve` below does (Hummingbird's `.live` tester would
+    /// serve through Hummingbird's own server, and `CremaHTTPApplication` refuses it).
     static func run(_ limits: ConnectionLimits, _ label: String = #function, _ body: @escaping @Sendable (LiveServer) async throws -> Void)
         async throws
     {

@@ -5,9 +5,8 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import Prometheus
 
-/// What every accepted connection gets before its first byte: past the cap, a 503 and a close with no HTTP
-/// pipeline; below it, Hummingbird's HTTP/1.1 pipeline (the one `HTTP1Channel` builds) with a raw-answer
-/// writer in front, the deadline and protocol-error handlers behind the codec, and `FirstRequestHandler` last.
+/// What every accepted connection gets before its first byte: past the cap, a 503 and a close; below it, the
+/// HTTP/1.1 pipeline `HTTP1Channel` builds, with Crema's guards around the codec and `FirstRequestHandler` last.
 struct ConnectionPipeline: Sendable {
     let limits: ConnectionLimits
     let routes: RouteTable

@@ -3,13 +3,13 @@ import NIOHTTPTypes
 import Prometheus
 import Synchronization
 
-/// Last handler of a connection until its first request head is whole: only then is the channel wrapped
-/// for Swift concurrency and handed to the server for a task (and this handler leaves), so a silent or
-/// trickling client costs a channel and a timer, never a task (docs/reliability.md, stalled connections).
+/// Last handler of a connection until its first whole request head, when it wraps the channel for a task and
+/// leaves: a silent or trickling client costs a channel and a timer, never a task (docs/reliability.md).
 final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
+    /// Counted as awaiting only in `waiting`; the other two end the count, each once.
     enum Phase { case waiting, handedOver, closed }
 
     private let handOver: @Sendable (ArrivedConnection) -> Void
@@ -22,8 +22,9 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     init(waiting: Gauge, handOver: @escaping @Sendable (ArrivedConnection) -> Void) {
         self.waiting = waiting
         self.handOver = handOver
-        waiting.increment()
     }
+
+    func handlerAdded(context: ChannelHandlerContext) { waiting.increment() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard phase == .waiting, case .head = unwrapInboundIn(data) else {
@@ -60,8 +61,8 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// On close (`HTTPConnectionStateHandler` does not pass `channelInactive` on, the pipeline's teardown
-    /// removes every handler).
+    /// At the hand-over (the count already ended) or on close: `HTTPConnectionStateHandler` does not pass
+    /// `channelInactive` on, but the pipeline's teardown removes every handler.
     func handlerRemoved(context: ChannelHandlerContext) {
         if phase == .waiting {
             phase = .closed
@@ -69,26 +70,4 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-}
-
-/// A connection whose first request head has arrived, on its way to its task. NIO traps when the wrapper of
-/// a channel is released without being closed, so one that is never served (the server stopped between the
-/// head and the task) closes itself properly.
-final class ArrivedConnection: Sendable {
-    private let value: Mutex<NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>?>
-
-    init(_ connection: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) {
-        value = Mutex(connection)
-    }
-
-    /// The connection, to its one task; nil after the first call.
-    func take() -> NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>? {
-        value.withLock { $0.take() }
-    }
-
-    deinit {
-        if let connection = take() {
-            Task { try? await connection.executeThenClose { _, _ in } }
-        }
-    }
 }

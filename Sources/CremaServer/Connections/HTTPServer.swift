@@ -6,9 +6,8 @@ import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 
-/// Crema's HTTP/1.1 listener. Hummingbird's server starts a Swift task, in one group, for every connection
-/// it accepts; this one starts it when the connection's first request head has arrived, so thousands of
-/// stalled connections cost no tasks and no task-group bookkeeping (docs/reliability.md).
+/// Crema's HTTP/1.1 listener: unlike Hummingbird's server, which starts a task per accepted connection, it starts
+/// one at the connection's first request head, so stalled connections cost no tasks (docs/reliability.md).
 struct HTTPServer: Service, CustomStringConvertible {
     let host: String
     let port: Int
@@ -44,7 +43,10 @@ struct HTTPServer: Service, CustomStringConvertible {
         do {
             listener = try await bootstrap.bind(host: host, port: port).get()
         } catch let error as IOError {
-            throw HTTPServerError.cannotListen(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
+            let reason = String(cString: strerror(error.errnoCode))
+            throw HTTPServerError.cannotListen(
+                host: host, port: port,
+                reason: error.errnoCode == EADDRINUSE ? reason + " (another process has the port? choose one with --port or CREMA_HTTP_PORT)" : reason)
         } catch {
             throw HTTPServerError.cannotListen(host: host, port: port, reason: "\(error)")
         }

@@ -12,7 +12,7 @@ public enum HTTPServerError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotListen(let host, let port, let reason):
-            "cannot listen on \(host):\(port): \(reason) (another process has the port? choose one with --port or CREMA_HTTP_PORT)"
+            "cannot listen on \(host):\(port): \(reason)"
         }
     }
 }
