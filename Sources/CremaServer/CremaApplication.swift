@@ -5,6 +5,8 @@ public import CremaCore
 public import Foundation
 public import Hummingbird
 public import Logging
+public import NIOCore
+public import NIOPosix
 public import Prometheus
 public import ServiceLifecycle
 
@@ -93,9 +95,11 @@ public enum CremaApplication {
 
     /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream
     /// hub, and `services`). `onListening` gets the bound port once the server accepts connections (the real one when
-    /// `port` is 0); `limits` bound what each connection may take (read and idle timeouts, the connection cap).
+    /// `port` is 0); `limits` bound what each connection may take (read and idle timeouts, the connection cap);
+    /// `eventLoopGroup` runs the server's connections (tests give it one loop, to know the order of events).
     public static func build(
         _ dependencies: Dependencies, host: String, port: Int, logger: Logger, limits: ConnectionLimits = .init(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> CremaHTTPApplication {
         let httpRouter = router(dependencies)
@@ -112,7 +116,7 @@ public enum CremaApplication {
             metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
         return CremaHTTPApplication(
             responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub] + services, host: host,
-            port: port, pipeline: pipeline, onListening: onListening)
+            port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, onListening: onListening)
     }
 }
 

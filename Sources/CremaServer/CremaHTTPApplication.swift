@@ -1,9 +1,8 @@
 public import Hummingbird
 import HummingbirdCore
 public import Logging
-import NIOCore
+public import NIOCore
 import NIOHTTP1
-import NIOPosix
 public import ServiceLifecycle
 
 /// Crema's HTTP side as a Hummingbird application (the responder `.router` tests drive, the services beside it),
@@ -12,10 +11,10 @@ public struct CremaHTTPApplication: ApplicationProtocol {
     public let responder: RouterResponder<CremaRequestContext>
     public let logger: Logger
     public let services: [any Service]
+    public let eventLoopGroup: any EventLoopGroup
     let host: String
     let port: Int
     let pipeline: ConnectionPipeline
-    let backlog: Int
     let onListening: @Sendable (Int) -> Void
 
     /// Thrown by `server`: HummingbirdTesting's `.live` mode would serve through Hummingbird's own server,
@@ -27,23 +26,23 @@ public struct CremaHTTPApplication: ApplicationProtocol {
 
     init(
         responder: RouterResponder<CremaRequestContext>, logger: Logger, services: [any Service], host: String, port: Int,
-        pipeline: ConnectionPipeline, onListening: @escaping @Sendable (Int) -> Void
+        pipeline: ConnectionPipeline, eventLoopGroup: any EventLoopGroup, onListening: @escaping @Sendable (Int) -> Void
     ) {
+        self.eventLoopGroup = eventLoopGroup
         self.responder = responder
         self.logger = logger
         self.services = services
         self.host = host
         self.port = port
         self.pipeline = pipeline
-        self.backlog = pipeline.limits.backlog
         self.onListening = onListening
     }
 
     /// Runs the services and the server in one group; a graceful shutdown stops the server first.
     public func run() async throws {
         let server = HTTPServer(
-            host: host, port: port, backlog: backlog, pipeline: pipeline, connection: HTTP1Channel(responder: answer()),
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger, onListening: onListening)
+            host: host, port: port, pipeline: pipeline, connection: HTTP1Channel(responder: answer()),
+            eventLoopGroup: eventLoopGroup, logger: logger, onListening: onListening)
         try await ServiceGroup(configuration: .init(services: services + [server], logger: logger)).run()
     }
 

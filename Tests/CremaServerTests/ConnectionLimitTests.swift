@@ -50,9 +50,9 @@ import Testing
             let half = "GET /health/live HTTP/1.1\r\nHost: crema\r\n"
             let connections = try await [server.connect(), server.connect(), server.connect()]
             for connection in connections { try await connection.channel.writeAndFlush(ByteBuffer(string: half)) }
-            // Counted from the accept (after `connections_open`), so waiting for this count waits for both.
-            try await server.waitUntil("crema_http_connections_awaiting_first_request", is: 3)
-            #expect(server.metric("crema_http_connections_open") == 3)
+            // The answer on a connection made after them proves the three were accepted and counted (`run`).
+            try await server.answerOnNewConnection()
+            #expect(server.metric("crema_http_connections_awaiting_first_request") == 3)
 
             try await connections[0].executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
@@ -61,10 +61,16 @@ import Testing
                 #expect(answer.contains("\r\nServer: crema\r\n"))
                 #expect(answer.range(of: #"\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n"#, options: .regularExpression) != nil)
                 #expect(server.metric("crema_http_connections_awaiting_first_request") == 2)
+
+                // The client ends its side of the second; the server answers the half head and closes it.
+                try await connections[1].executeThenClose { closingInbound, _ in
+                    try await connections[1].channel.close(mode: .output)
+                    for try await _ in closingInbound {}
+                }
+                // Served after the close's clean-up on the same loop, so it no longer counts.
+                #expect(try await LiveServer.exchange(LiveServer.healthRequest, outbound, &iterator).hasPrefix("HTTP/1.1 200 OK\r\n"))
+                #expect(server.metric("crema_http_connections_awaiting_first_request") == 1)
             }
-            try await connections[1].executeThenClose { _, _ in }
-            try await server.waitUntil("crema_http_connections_open", is: 1)
-            #expect(server.metric("crema_http_connections_awaiting_first_request") == 1)
             try await connections[2].executeThenClose { _, _ in }
         }
     }
@@ -79,7 +85,8 @@ import Testing
                 for try await var chunk in inbound { received.writeBuffer(&chunk) }
                 #expect(received.readableBytes == 0)
             }
-            try await server.waitUntil("crema_http_connections_open", is: 0)
+            // Served after the close's clean-up on the same loop (`run`), by a connection that is then the only one.
+            #expect(try await server.answerOnNewConnection(whileOpen: { server.metric("crema_http_connections_open") }) == 1)
             #expect(server.metric("crema_http_connections_awaiting_first_request") == 0)
             #expect(server.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 0)
         }
@@ -202,24 +209,36 @@ struct LiveServer: Sendable {
     static let healthRequest = "GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n"
 
     /// Runs the application until `body` returns, as `serve` below does (Hummingbird's `.live` tester would
-    /// serve through Hummingbird's own server, and `CremaHTTPApplication` refuses it).
+    /// serve through Hummingbird's own server, and `CremaHTTPApplication` refuses it). One event loop serves it:
+    /// it accepts connections in their order and finishes each one's set-up, and a close's clean-up, before it
+    /// reads anything newer, so an answer to a later request is the event a test waits for, never a time.
     static func run(_ limits: ConnectionLimits, _ label: String = #function, _ body: @escaping @Sendable (LiveServer) async throws -> Void)
         async throws
     {
-        try await TestDatabase.with(label) { db in
-            let dependencies = try APIHarness.dependencies(pool: db.pool)
-            try await serve(dependencies, limits: limits) { port in try await body(LiveServer(port: port, registry: dependencies.registry)) }
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            try await TestDatabase.with(label) { db in
+                let dependencies = try APIHarness.dependencies(pool: db.pool)
+                try await serve(dependencies, limits: limits, eventLoopGroup: loop) { port in
+                    try await body(LiveServer(port: port, registry: dependencies.registry))
+                }
+            }
+        } catch {
+            try? await loop.shutdownGracefully()
+            throw error
         }
+        try await loop.shutdownGracefully()
     }
 
     /// Runs the application as `crema serve` does, on a free port, until `body` (given the port) returns.
     static func serve(
-        _ dependencies: CremaApplication.Dependencies, limits: ConnectionLimits = .init(), _ body: @escaping @Sendable (Int) async throws -> Void
+        _ dependencies: CremaApplication.Dependencies, limits: ConnectionLimits = .init(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, _ body: @escaping @Sendable (Int) async throws -> Void
     ) async throws {
         let (ports, listening) = AsyncStream<Int>.makeStream()
-        let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits) { port in
-            listening.yield(port)
-        }
+        let app = CremaApplication.build(
+            dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits, eventLoopGroup: eventLoopGroup
+        ) { port in listening.yield(port) }
         let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await services.run() }
@@ -264,10 +283,16 @@ struct LiveServer: Sendable {
         return 0
     }
 
-    /// Waits for the server to reach a count that only its own event loops can change (accepts and closes it
-    /// learns of asynchronously); the suite's time limit bounds the wait.
-    func waitUntil(_ series: String, is value: Double) async throws {
-        while metric(series) != value { try await Task.sleep(for: .milliseconds(5)) }
+    /// `GET /health/live` on a connection opened now, 200 or a throw: the answer proves the server has handled
+    /// everything that happened before it (see `run`). `whileOpen` reads what a test needs before it closes.
+    @discardableResult
+    func answerOnNewConnection<T: Sendable>(whileOpen read: @Sendable () -> T = { () }) async throws -> T {
+        try await connect().executeThenClose { inbound, outbound in
+            var iterator = inbound.makeAsyncIterator()
+            let answer = try await Self.exchange(Self.healthRequest, outbound, &iterator)
+            guard answer.hasPrefix("HTTP/1.1 200 OK\r\n") else { throw Failure.closedEarly(answer) }
+            return read()
+        }
     }
 
     enum Failure: Error { case closedEarly(String) }

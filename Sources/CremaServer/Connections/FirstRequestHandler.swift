@@ -9,12 +9,10 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
-    /// Counted as awaiting only in `waiting`; the other two end the count, each once.
-    enum Phase { case waiting, handedOver, closed }
-
     private let handOver: @Sendable (ArrivedConnection) -> Void
     private let waiting: Gauge
-    private var phase = Phase.waiting
+    /// Until the first head arrives or the connection closes; either ends the count, once.
+    private var awaiting = true
 
     /// - Parameters:
     ///   - handOver: receives the wrapped connection, on its event loop, once.
@@ -27,12 +25,11 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     func handlerAdded(context: ChannelHandlerContext) { waiting.increment() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard phase == .waiting, case .head = unwrapInboundIn(data) else {
+        guard awaiting, case .head = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
-        phase = .handedOver
-        waiting.decrement()
+        stopCounting()
         do {
             // The wrapper's handlers go in after this one, so the head fired below is its first element.
             let connection = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
@@ -54,7 +51,7 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// remote half-closure allowed, nothing else would close the connection before its read deadline. A half
     /// head was already answered (`malformed_request`, flushed) when the decoder saw the end of input.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if phase == .waiting, let event = event as? ChannelEvent, event == .inputClosed {
+        if awaiting, let event = event as? ChannelEvent, event == .inputClosed {
             context.close(promise: nil)
             return
         }
@@ -63,11 +60,12 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// At the hand-over (the count already ended) or on close: `HTTPConnectionStateHandler` does not pass
     /// `channelInactive` on, but the pipeline's teardown removes every handler.
-    func handlerRemoved(context: ChannelHandlerContext) {
-        if phase == .waiting {
-            phase = .closed
-            waiting.decrement()
-        }
+    func handlerRemoved(context: ChannelHandlerContext) { stopCounting() }
+
+    private func stopCounting() {
+        guard awaiting else { return }
+        awaiting = false
+        waiting.decrement()
     }
 
 }

@@ -11,7 +11,6 @@ import ServiceLifecycle
 struct HTTPServer: Service, CustomStringConvertible {
     let host: String
     let port: Int
-    let backlog: Int
     let pipeline: ConnectionPipeline
     /// Serves one connection's requests in order (Hummingbird's loop over the responder).
     let connection: HTTP1Channel
@@ -26,7 +25,7 @@ struct HTTPServer: Service, CustomStringConvertible {
         let quiescing = ServerQuiescingHelper(group: eventLoopGroup)
         let pipeline = self.pipeline
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: Int32(clamping: backlog))
+            .serverChannelOption(.backlog, value: Int32(clamping: pipeline.limits.backlog))
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
