@@ -21,10 +21,13 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     /// Requests whose head arrived and whose response has not been written to its end.
     private var unanswered = 0
     private var timer: Scheduled<Void>?
+    /// The first request's read deadline, drawn when the connection was accepted (`AwaitingHeadHandler`).
+    private var firstReadDeadline: NIODeadline?
 
-    init(limits: ConnectionLimits, metrics: ConnectionMetrics) {
+    init(limits: ConnectionLimits, metrics: ConnectionMetrics, readingUntil firstReadDeadline: NIODeadline? = nil) {
         self.limits = limits
         self.metrics = metrics
+        self.firstReadDeadline = firstReadDeadline
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -84,14 +87,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private func enter(_ next: Phase, context: ChannelHandlerContext) {
         cancelTimer()
         phase = next
-        let limit: Duration
+        let deadline: NIODeadline
         switch next {
-        case .reading: limit = limits.readDeadline(random: Double.random(in: 0..<1))
-        case .idle: limit = limits.idleTimeout
+        case .reading:
+            deadline = firstReadDeadline ?? context.eventLoop.now + TimeAmount(limits.readDeadline(random: Double.random(in: 0..<1)))
+            firstReadDeadline = nil
+        case .idle: deadline = context.eventLoop.now + TimeAmount(limits.idleTimeout)
         case .answering: return
         }
         let counter = next == .reading ? metrics.timedOutReading : metrics.timedOutIdle
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit)) { [weak self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
             guard let self, self.timer != nil else { return }
             self.timer = nil
             counter.increment()

@@ -5,8 +5,8 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import Prometheus
 
-/// What every accepted connection gets before its first byte: past the cap, a 503 and a close; below it, the
-/// HTTP/1.1 pipeline `HTTP1Channel` builds, with Crema's guards around the codec and `FirstRequestHandler` last.
+/// What every accepted connection gets: past the cap, a 503 and a close; below it, `AwaitingHeadHandler` alone
+/// until its first request head has arrived, then the HTTP/1.1 pipeline `HTTP1Channel` builds, with Crema's guards.
 struct ConnectionPipeline: Sendable {
     let limits: ConnectionLimits
     let routes: RouteTable
@@ -28,6 +28,17 @@ struct ConnectionPipeline: Sendable {
             gate.release()
             metrics.open.decrement()
         }
+        try pipeline.addHandler(AwaitingHeadHandler(limits: limits, metrics: metrics) { channel, readingUntil in
+            try addHTTPHandlers(channel.pipeline.syncOperations, readingUntil: readingUntil, handOver: handOver)
+        })
+    }
+
+    /// The pipeline HTTP1Channel builds, with Crema's guards around the codec and `FirstRequestHandler` last; the
+    /// request whose head arrived keeps the read deadline it started under.
+    private func addHTTPHandlers(
+        _ pipeline: ChannelPipeline.SynchronousOperations, readingUntil: NIODeadline,
+        handOver: @escaping @Sendable (ArrivedConnection) -> Void
+    ) throws {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldSize = ProtocolErrorHandler.headerLimit
         decoderLimits.maxHeaderListSize = ProtocolErrorHandler.headerLimit
@@ -40,10 +51,10 @@ struct ConnectionPipeline: Sendable {
             withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: decoderLimits)
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, metrics: metrics))
+        try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, metrics: metrics, readingUntil: readingUntil))
         try pipeline.addHandler(ProtocolErrorHandler(routes: routes))
         // Closes the connection after the answer in progress when the server shuts down (idle ones at once).
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-        try pipeline.addHandler(FirstRequestHandler(waiting: metrics.waitingForFirstRequest, handOver: handOver))
+        try pipeline.addHandler(FirstRequestHandler(handOver: handOver))
     }
 }
