@@ -107,7 +107,7 @@ a0=$(date +%s.%N)
 # .readTimeoutSpread), so a close from 0.9 x the timeout on is the server's.
 ${ATTACKER[@]+"${ATTACKER[@]}"} python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
   --deadline "$(python3 -c "print($read_timeout * 0.9)")" \
-  --out "$out/stalled.jsonl" > "$out/stalled.json" &
+  --out "$out/stalled.jsonl" --rounds "$out/trickle-rounds.jsonl" > "$out/stalled.json" &
 STALL_PID=$!
 sleep 5  # the ramp; the stream starts with the attack at full strength
 # How many of the open connections hold no task yet (the gauge is absent, so 0, before e8c8a74).
@@ -123,6 +123,8 @@ a1=$(date +%s.%N)
 sleep 1
 timed_out_after=$(metric 'crema_http_connections_timed_out_total{phase="request"}')
 log "attack stream: $(cat "$out/attack.json"); RSS peak $(rss_between "$a0" "$a1") MB"
+# Where the slowest requests fell: in the attacker's once-a-second round of trickled bytes, or elsewhere.
+log "attack stream's slowest 1 %: $(python3 bench/stalled_drill.py tail --requests "$out/attack.jsonl" --rounds "$out/trickle-rounds.jsonl")"
 log "CPU while the stream ran under attack: crema serve $(per_s "$serve_a0" "$serve_a1" "$s0" "$s1") ms/s, the attacker $(per_s "$stall_a0" "$stall_a1" "$s0" "$s1") ms/s"
 log "stalled: $(cat "$out/stalled.json")"
 log "server at full strength: $open_at_strength connections open, $awaiting_at_strength awaiting their first request"

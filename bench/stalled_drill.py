@@ -6,7 +6,10 @@
           stall of the server delays the requests behind it too. Writes one JSON line per request.
   stall   keeps N stalled connections open for D seconds: each sends half a request head and then nothing
           (silent) or one more header byte a second (trickle, which a timer reset by activity never ends).
-          When the server closes one, the attacker opens a new one. Writes one JSON line per connection.
+          When the server closes one, the attacker opens a new one. Writes one JSON line per connection, and
+          with --rounds the wall-clock start and end of each trickle round (all trickling connections at once).
+  tail    where the stream's slowest requests fell: how many began during a trickle round or in the 50 ms
+          after it, the share of the time those windows cover, and the p99 of the requests outside them.
 
 Both print a one-line JSON summary on stdout.
 """
@@ -112,17 +115,20 @@ def stall(args):
             handle(key, mask, conns, selector, finish)
     ramped = time.monotonic() - start
     next_trickle = time.monotonic() + 1
+    rounds = []
     while time.monotonic() < end:
         for key, mask in selector.select(timeout=0.2):
             handle(key, mask, conns, selector, finish)
         if time.monotonic() >= next_trickle:
             next_trickle += 1
+            began = time.time()
             for fd, conn in list(conns.items()):
                 if conn["kind"] == "trickle" and conn["sent"]:
                     try:
                         conn["sock"].send(b"a")
                     except OSError:
                         finish(fd, "send_error")
+            rounds.append((began, time.time()))
         while len(conns) < args.count and time.monotonic() < end:
             open_one()
 
@@ -132,6 +138,10 @@ def stall(args):
     with open(args.out, "w") as out:
         for record in records:
             out.write(json.dumps(record) + "\n")
+    if args.rounds:
+        with open(args.rounds, "w") as out:
+            for began, ended in rounds:
+                out.write(json.dumps({"began": began, "ended": ended}) + "\n")
     ended = [r for r in records if r["end"] in ("closed", "reset")]
     # Closed (or reset) before the read timeout could have fired: the kernel refused the connection when the
     # listen backlog was full, before the server accepted it; the server's timer never saw it.
@@ -147,6 +157,25 @@ def stall(args):
         "still_open_at_end": len(still_open), "oldest_open_at_end_s": round(max(still_open, default=0), 3),
         "other_endings": {e: sum(1 for r in records if r["end"] == e) for e in {r["end"] for r in records} - {"closed", "reset"}},
     }))
+
+
+def tail(args):
+    requests = [json.loads(line) for line in open(args.requests)]
+    rounds = [json.loads(line) for line in open(args.rounds)]
+    after = 0.05  # what a round leaves behind: the server reading what it sent
+
+    def in_round(request):
+        began = request["t"] - request["latency_ms"] / 1000  # t is when it ended
+        return any(r["began"] - 0.001 <= began <= r["ended"] + after for r in rounds)
+
+    slowest = sorted(requests, key=lambda r: -r["latency_ms"])[:max(1, len(requests) // 100)]
+    span = requests[-1]["t"] - requests[0]["t"] if len(requests) > 1 else 1
+    covered = sum(r["ended"] + after - r["began"] for r in rounds
+                  if requests[0]["t"] <= r["began"] <= requests[-1]["t"])
+    outside = [r["latency_ms"] for r in requests if r["status"] == 200 and not in_round(r)]
+    print(json.dumps({"slowest": len(slowest), "slowest_in_trickle_rounds": sum(1 for r in slowest if in_round(r)),
+                      "window_share": round(covered / span, 3), "requests_outside": len(outside),
+                      "p99_outside_ms": percentile(outside, 99)}))
 
 
 def handle(key, mask, conns, selector, finish):
@@ -202,8 +231,12 @@ def main():
     a.add_argument("--duration", type=float, default=70)
     a.add_argument("--deadline", type=float, default=10, help="the earliest a read deadline can fire (0.9 x CREMA_HTTP_READ_TIMEOUT), to sort the closes")
     a.add_argument("--out", required=True)
+    a.add_argument("--rounds", help="where to write the trickle rounds' times")
+    t = sub.add_parser("tail")
+    t.add_argument("--requests", required=True, help="the stream's JSON lines")
+    t.add_argument("--rounds", required=True, help="the attacker's trickle rounds")
     args = parser.parse_args()
-    stream(args) if args.command == "stream" else stall(args)
+    {"stream": stream, "stall": stall, "tail": tail}[args.command](args)
 
 
 if __name__ == "__main__":
