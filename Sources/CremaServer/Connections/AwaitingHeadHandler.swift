@@ -3,7 +3,7 @@ import Prometheus
 
 /// The only handler of an admitted connection until its first request head has arrived in full: it keeps the
 /// bytes and the read deadline, and only then builds the HTTP pipeline, so a silent or trickling client costs one
-/// handler and a timer rather than nine handlers and a decoder fed a byte at a time (docs/reliability.md).
+/// handler and a timer rather than eight handlers and a decoder fed a byte at a time (docs/reliability.md).
 final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
