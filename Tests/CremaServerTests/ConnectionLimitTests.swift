@@ -132,6 +132,8 @@ import Testing
             #expect(answer.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
             #expect(answer.contains("Allow: GET, POST\r\n"))
             #expect(LiveServer.errorCode(answer) == "method_not_allowed")
+            // Its head arrived whole, so it no longer awaits one while its answer lingers.
+            #expect(server.metric("crema_http_connections_awaiting_first_request") == 0)
         }
     }
 
