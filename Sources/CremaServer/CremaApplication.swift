@@ -134,6 +134,7 @@ struct IdempotencyJanitor: Service, CustomStringConvertible {
                     let count = try await idempotency.pruneExpired()
                     if count > 0 { logger.info("pruned expired idempotency keys", metadata: ["count": "\(count)"]) }
                 } catch {
+                    if Task.isCancelled { break }  // stopping: the prune met a closing pool, not a fault
                     logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: .seconds(600))

@@ -50,7 +50,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
         do {
             try await keyring.reload()
         } catch {
-            logger.warning("could not read the APNs keys yet; retrying", metadata: ["error": "\(error)"])
+            // Cancelled, it is stopping before its first claim: not a fault to report.
+            if !Task.isCancelled { logger.warning("could not read the APNs keys yet; retrying", metadata: ["error": "\(error)"]) }
         }
         // On graceful shutdown the workers stop claiming and finish what they have in flight (each send is bounded
         // by the APNs request timeout) and record it; then the wake-ups and the maintenance stop. A cancellation

@@ -84,6 +84,8 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
                 do throws(StoreError) {
                     _ = try await sweep()
                 } catch {
+                    // Stopping (a shutdown, or a start that failed): the sweep met a closing pool, not a fault.
+                    if Task.isCancelled { break }
                     logger.warning("lifecycle sweep failed", metadata: ["code": "\(error.code)"])
                 }
                 try? await Task.sleep(for: interval)
