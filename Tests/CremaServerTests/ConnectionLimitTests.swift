@@ -155,6 +155,24 @@ import Testing
         }
     }
 
+    @Test func aTLSHelloOnThePlainPortIsAnsweredAtOnceNotAtTheReadDeadline() async throws {
+        // With a 600 s read timeout only an answer to the first bytes ends this within the suite's time limit.
+        try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
+            let answer = try await server.sendAndReadUntilClosed("\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}\u{0}")
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+            #expect(LiveServer.errorCode(answer) == "malformed_request")
+        }
+    }
+
+    @Test func emptyLinesBeforeARequestAndRequestsSentTogetherAreAllAnswered() async throws {
+        try await LiveServer.run(.init()) { server in
+            let answer = try await server.sendAndReadUntilClosed(
+                "\r\n\r\n" + LiveServer.healthRequest + "GET /health/live HTTP/1.1\r\nHost: crema\r\nConnection: close\r\n\r\n")
+            #expect(answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").count - 1 == 2)
+            #expect(answer.hasSuffix(#"{"status":"ok"}"#))
+        }
+    }
+
     @Test func aPortAlreadyInUseStopsTheServerWithAnErrorNamingIt() async throws {
         let taken = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(taken.localAddress?.port)

@@ -1,23 +1,21 @@
 import NIOCore
 import Prometheus
 
-/// The only handler of an admitted connection until its first request head has arrived in full: it keeps the
-/// bytes and the read deadline, and only then builds the HTTP pipeline, so a silent or trickling client costs one
-/// handler and a timer rather than eight handlers and a decoder fed a byte at a time (docs/reliability.md).
+/// An admitted connection's only handler until its first request head is whole: a silent or trickling client
+/// costs one handler and a timer, not eight handlers and a decoder fed a byte at a time (docs/reliability.md).
 final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     /// Adds the HTTP handlers behind this one; the deadline is the read deadline the request keeps.
-    typealias BuildHTTPPipeline = (any Channel, NIODeadline) throws -> Void
+    typealias BuildHTTPPipeline = (any Channel, NIODeadline?) throws -> Void
 
     private let limits: ConnectionLimits
     private let metrics: ConnectionMetrics
     private let buildHTTPPipeline: BuildHTTPPipeline
     /// What arrived so far; none of it is a whole head yet.
     private var received: ByteBuffer?
-    /// Where the search for the head's end resumes in `received`: the bytes before it hold none.
-    private var searched = 0
+    private var scanner = RequestHeadScanner()
     private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
     /// Until the head's end arrives or the connection closes; either ends the count, once.
@@ -48,14 +46,16 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
+        let verdict = scanner.scan(bytes.readableBytesView)
         let firstRead = received == nil
         if firstRead {
             received = bytes  // most requests arrive whole in their first read: passed on as read, no copy
         } else {
             received!.writeBuffer(&bytes)
         }
-        // Past the decoder's limit without an end, the decoder is the one to answer (431).
-        if containsHeadEnd() || received!.readableBytes > ProtocolErrorHandler.headerLimit {
+        // Past the decoder's limit without an end, the decoder takes over: it answers 431 once its own count
+        // (the target and the fields) passes the limit.
+        if verdict != .incomplete || received!.readableBytes > ProtocolErrorHandler.headerLimit {
             handOver(context: context, then: nil)
         } else if firstRead {
             // Kept in a buffer its own size: the read's buffer goes back to the channel's pool for the next read.
@@ -89,7 +89,7 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
         timer?.cancel()
         timer = nil
         do {
-            try buildHTTPPipeline(context.channel, deadline ?? context.eventLoop.now)
+            try buildHTTPPipeline(context.channel, deadline)
         } catch {
             context.close(promise: nil)
             return
@@ -99,30 +99,9 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
             context.fireChannelRead(wrapInboundOut(bytes))
         }
         if let event { context.fireUserInboundEventTriggered(event) }
-        // The read in progress ends with a channelReadComplete that now reaches the HTTP handlers directly.
+        // A read in progress ends with a channelReadComplete that now reaches the HTTP handlers directly (the end of
+        // input comes after its read's completion, and with no head there is nothing to complete).
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-
-    /// Whether `received` holds an empty line (CRLF CRLF, or bare LFs, which the decoder also accepts) past
-    /// `searched`. Leading empty lines a client may send before its request line end the wait early; the HTTP
-    /// pipeline then waits for the rest, under the same deadline.
-    private func containsHeadEnd() -> Bool {
-        guard let received else { return false }
-        let found = received.withUnsafeReadableBytes { bytes -> Bool in
-            var index = max(searched, 1)
-            while index < bytes.count {
-                if bytes[index] == UInt8(ascii: "\n") {
-                    let previous = bytes[index - 1]
-                    if previous == UInt8(ascii: "\n") { return true }
-                    if previous == UInt8(ascii: "\r"), index >= 2, bytes[index - 2] == UInt8(ascii: "\n") { return true }
-                }
-                index += 1
-            }
-            return false
-        }
-        // Each LF looks back at the bytes before it, so an end split across reads is found from its last byte.
-        searched = received.readableBytes
-        return found
     }
 
     private func startClock(context: ChannelHandlerContext) {

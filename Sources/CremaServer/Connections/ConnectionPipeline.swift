@@ -36,7 +36,7 @@ struct ConnectionPipeline: Sendable {
     /// The pipeline HTTP1Channel builds, with Crema's guards around the codec and `FirstRequestHandler` last; the
     /// request whose head arrived keeps the read deadline it started under.
     private func addHTTPHandlers(
-        _ pipeline: ChannelPipeline.SynchronousOperations, readingUntil: NIODeadline,
+        _ pipeline: ChannelPipeline.SynchronousOperations, readingUntil: NIODeadline?,
         handOver: @escaping @Sendable (ArrivedConnection) -> Void
     ) throws {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()

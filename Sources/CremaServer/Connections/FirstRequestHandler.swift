@@ -36,9 +36,8 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// protocol-error handler has already answered what deserves an answer, and the rest end with the close.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 
-    /// A client that ends its side before a whole head is done: with remote half-closure allowed, nothing else
-    /// would close the connection before its read deadline. A half head was already answered
-    /// (`malformed_request`, flushed) when the decoder saw the end of input.
+    /// A client that ends its side before a whole head is done (with remote half-closure nothing else would close
+    /// it before its deadline); the decoder has already answered a half head with `malformed_request`.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             context.close(promise: nil)
