@@ -17,7 +17,7 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var received: ByteBuffer?
     private var scanner = RequestHeadScanner()
     private var deadline: NIODeadline?
-    private var timer: Scheduled<Void>?
+    private let timer = DeadlineClose()
     /// Until the head's end arrives or the connection closes; either ends the count, once.
     private var awaiting = true
 
@@ -34,8 +34,7 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// On the hand-over (the count already ended) or on close, when the pipeline's teardown removes every handler.
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.cancel()
         stopCounting()
     }
 
@@ -86,8 +85,7 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// Builds the HTTP pipeline behind this handler, passes it what arrived (and `event`), and leaves.
     private func handOver(context: ChannelHandlerContext, then event: ChannelEvent?) {
         stopCounting()
-        timer?.cancel()
-        timer = nil
+        timer.cancel()
         do {
             try buildHTTPPipeline(context.channel, deadline)
         } catch {
@@ -105,16 +103,10 @@ final class AwaitingHeadHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     private func startClock(context: ChannelHandlerContext) {
-        guard timer == nil, awaiting else { return }
+        guard deadline == nil, awaiting else { return }
         let deadline = context.eventLoop.now + TimeAmount(limits.readDeadline(random: Double.random(in: 0..<1)))
         self.deadline = deadline
-        let counter = metrics.timedOutReading
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self, self.timer != nil else { return }
-            self.timer = nil
-            counter.increment()
-            context.close(promise: nil)
-        }
+        timer.arm(at: deadline, counting: metrics.timedOutReading, context: context)
     }
 
     private func stopCounting() {

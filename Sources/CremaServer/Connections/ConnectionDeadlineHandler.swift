@@ -20,7 +20,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var phase: Phase = .reading
     /// Requests whose head arrived and whose response has not been written to its end.
     private var unanswered = 0
-    private var timer: Scheduled<Void>?
+    private let timer = DeadlineClose()
     /// The first request's read deadline, drawn when the connection was accepted (`AwaitingHeadHandler`).
     private var firstReadDeadline: NIODeadline?
 
@@ -37,7 +37,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     func handlerRemoved(context: ChannelHandlerContext) { cancelTimer() }
 
     func channelActive(context: ChannelHandlerContext) {
-        if timer == nil { enter(.reading, context: context) }
+        if !timer.isArmed { enter(.reading, context: context) }
         context.fireChannelActive()
     }
 
@@ -95,17 +95,8 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case .idle: deadline = context.eventLoop.now + TimeAmount(limits.idleTimeout)
         case .answering: return
         }
-        let counter = next == .reading ? metrics.timedOutReading : metrics.timedOutIdle
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self, self.timer != nil else { return }
-            self.timer = nil
-            counter.increment()
-            context.close(promise: nil)
-        }
+        timer.arm(at: deadline, counting: next == .reading ? metrics.timedOutReading : metrics.timedOutIdle, context: context)
     }
 
-    private func cancelTimer() {
-        timer?.cancel()
-        timer = nil
-    }
+    private func cancelTimer() { timer.cancel() }
 }
