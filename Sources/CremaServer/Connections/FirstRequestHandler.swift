@@ -1,8 +1,8 @@
 import NIOCore
 import NIOHTTPTypes
 
-/// Last handler of a connection until its first whole request head, when it wraps the channel for a task and
-/// leaves: a slow client costs a channel and a timer, never a task, until its head is read (docs/reliability.md).
+/// Last handler of the HTTP pipeline until the decoder's first request head, when it wraps the channel for a
+/// task and leaves: no connection has a task before it has a request (docs/reliability.md).
 final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
