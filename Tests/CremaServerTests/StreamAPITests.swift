@@ -239,7 +239,7 @@ struct StreamHarness: Sendable {
         return SSEStream(body: response.body)
     }
 
-    enum StreamFailure: Error { case status(Int), timedOut(String) }
+    enum StreamFailure: Error { case status(Int), notSeen(String) }
 }
 
 extension APIClient {
@@ -271,8 +271,39 @@ struct SSEEvent: Sendable {
 
 /// Reads a stream in the background and keeps its events.
 final class SSEStream: Sendable {
+    /// The events so far, and the waiters to wake at the next one (or at the stream's end).
     final class Received: Sendable {
-        let events = Mutex<[SSEEvent]>([])
+        struct State {
+            var events: [SSEEvent] = []
+            var ended = false
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+        let state = Mutex(State())
+
+        func update(_ change: (inout State) -> Void) {
+            let waiting = state.withLock { state in
+                change(&state)
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiter in waiting { waiter.resume() }
+        }
+
+        /// Returns once there are more than `count` events, the stream has ended, or the task is cancelled.
+        func arrival(after count: Int) async {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { state in
+                        guard state.events.count <= count, !state.ended, !Task.isCancelled else { return true }
+                        state.waiting.append(waiter)
+                        return false
+                    }
+                    if now { waiter.resume() }
+                }
+            } onCancel: {
+                update { _ in }
+            }
+        }
     }
     private let received: Received
     private let reader: Task<Void, Never>
@@ -288,14 +319,15 @@ final class SSEStream: Sendable {
                     while let end = pending.range(of: "\n\n") {
                         let block = String(pending[..<end.lowerBound])
                         pending = String(pending[end.upperBound...])
-                        if let event = Self.parse(block) { received.events.withLock { $0.append(event) } }
+                        if let event = Self.parse(block) { received.update { $0.events.append(event) } }
                     }
                 }
             } catch {}
+            received.update { $0.ended = true }
         }
     }
 
-    var events: [SSEEvent] { received.events.withLock { $0 } }
+    var events: [SSEEvent] { received.state.withLock { $0.events } }
 
     static func parse(_ block: String) -> SSEEvent? {
         var event = SSEEvent(id: "", name: "message", data: "")
@@ -311,14 +343,19 @@ final class SSEStream: Sendable {
         return hasData ? event : nil
     }
 
-    /// The first event (in arrival order) that satisfies `condition`, waiting up to 30 seconds for it.
+    /// The first event (in arrival order) that satisfies `condition`, woken by each arrival rather than polled; the
+    /// stream's end fails it with the events seen so far, and the suite's time limit bounds it.
     func waitFor(_ condition: (EventView) -> Bool) async throws -> SSEEvent {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if let event = events.first(where: { condition(EventView(event: $0)) }) { return event }
-            try await Task.sleep(for: .milliseconds(20))
+        var checked = 0
+        while true {
+            let (events, ended) = received.state.withLock { ($0.events, $0.ended) }
+            if let event = events[checked...].first(where: { condition(EventView(event: $0)) }) { return event }
+            if ended || Task.isCancelled {
+                throw StreamHarness.StreamFailure.notSeen("\(ended ? "stream ended" : "cancelled"); events so far: \(events.map(\.data))")
+            }
+            checked = events.count
+            await received.arrival(after: checked)
         }
-        throw StreamHarness.StreamFailure.timedOut("events so far: \(events.map(\.data))")
     }
 
     /// Stops reading (the server ends the stream when it next fails to write, or at shutdown).
