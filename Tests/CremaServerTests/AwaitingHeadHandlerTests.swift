@@ -141,12 +141,7 @@ import Testing
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
 
-        /// A series' value in the registry's text exposition.
-        func metric(_ series: String) -> Double? {
-            registry.emitToString().split(separator: "\n").lazy
-                .compactMap { line in line.hasPrefix(series + " ") ? Double(line.dropFirst(series.count + 1)) : nil }
-                .first
-        }
+        func metric(_ series: String) -> Double { registry.value(of: series) }
     }
 }
 

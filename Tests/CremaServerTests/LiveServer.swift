@@ -86,12 +86,7 @@ struct LiveServer: Sendable {
     }
 
     /// The value of one series in the application's registry (0 when absent).
-    func metric(_ series: String) -> Double {
-        for line in registry.emitToString().split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1)) ?? .nan
-        }
-        return 0
-    }
+    func metric(_ series: String) -> Double { registry.value(of: series) }
 
     /// `GET /health/live` on a connection opened now, 200 or a throw: the answer proves the server has handled
     /// everything that happened before it (see `run`). `whileOpen` reads what a test needs before it closes.
@@ -133,4 +128,14 @@ struct LiveServer: Sendable {
     }
 
     static func errorCode(_ answer: String) -> String? { errorDocument(answer)?["code"] as? String }
+}
+
+extension PrometheusCollectorRegistry {
+    /// The value of one series in the registry's text exposition (0 when absent, NaN when unreadable).
+    func value(of series: String) -> Double {
+        for line in emitToString().split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1)) ?? .nan
+        }
+        return 0
+    }
 }
