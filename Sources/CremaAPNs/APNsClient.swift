@@ -1,20 +1,22 @@
-import AsyncHTTPClient
 public import CremaAPNsProtocol
 public import Foundation
 public import Logging
 import NIOCore
 import NIOFoundationCompat
-import NIOHTTP1
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
 import NIOSSL
 
 /// Sends pushes to APNs (or a compatible server) over HTTP/2 + TLS with ES256 provider tokens. One instance
 /// serves every app: each send names the key it is signed with, and each key gets its own cached JWT and its own
-/// connections. Meant to be shared by every concurrent send.
+/// connection per APNs host. Meant to be shared by every concurrent send: the sends that meet on a connection are
+/// written together (docs/decisions.md "A thin HTTP/2 client for APNs").
 public final class APNsClient: Sendable {
     private let configuration: APNsClientConfiguration
-    private let keyring: ProviderTokenKeyring<HTTPClient>
+    private let keyring: ProviderTokenKeyring<APNsKeyConnections>
+    private let endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>]
     private let logger: Logger
-    private let transportLogger: Logger
 
     /// Builds the client; `now` is the clock provider tokens are dated and aged by (tests inject one).
     public init(
@@ -24,38 +26,27 @@ public final class APNsClient: Sendable {
     ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
+        // APNs speaks HTTP/2 only.
+        tls.applicationProtocols = ["h2"]
         if let file = configuration.extraTrustRootsPEMFile {
             // Added to the system roots, not instead of them: one process may reach Apple and a simulator.
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(file))]
         }
-        var http = HTTPClient.Configuration(
-            tlsConfiguration: tls,
-            timeout: .init(connect: TimeAmount(configuration.connectTimeout)),
-            connectionPool: .init(idleTimeout: .seconds(3600))
-        )
-        http.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
-        // ALPN offers h2 first; APNs only speaks HTTP/2, a plain test server may fall back to HTTP/1.1.
-        http.httpVersion = .automatic
-        http.decompression = .disabled
-        // AsyncHTTPClient logs whole HTTP/1 request heads (the JWT, the device token) at trace: never below debug.
-        var transportLogger = logger
-        transportLogger.logLevel = max(logger.logLevel, .debug)
-        let httpConfiguration = http
-        let poolLogger = transportLogger
+        let connector = APNsConnector(
+            sslContext: try NIOSSLContext(configuration: tls), group: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: configuration.connectTimeout, retriesFailedConnections: configuration.retriesFailedConnections)
         self.keyring = ProviderTokenKeyring(
             lifetime: configuration.tokenLifetime, now: now,
-            connect: { _ in
-                HTTPClient(
-                    eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: httpConfiguration,
-                    backgroundActivityLogger: poolLogger)
-            },
-            release: { http in
-                // An idle key's pool has nothing in flight; closing it needs no one to wait.
-                Task { try? await http.shutdown() }
-            })
+            connect: { _ in APNsKeyConnections(connector: connector) },
+            // An idle key's connections have nothing in flight; closing them needs no one to wait.
+            release: { $0.close() })
+        var endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>] = [:]
+        for environment in [APNsEnvironment.production, .sandbox] {
+            endpoints[environment] = Result { () throws(APNsClientError) in try APNsEndpoint(configuration.baseURL(for: environment)) }
+        }
+        self.endpoints = endpoints
         self.configuration = configuration
         self.logger = logger
-        self.transportLogger = transportLogger
     }
 
     public convenience init(configuration: APNsClientConfiguration, logger: Logger) throws {
@@ -88,60 +79,81 @@ public final class APNsClient: Sendable {
 
     /// Closes the connections; sends in flight fail with ``APNsClientError/shutDown``.
     public func shutdown() async throws {
-        for http in keyring.close() { try await http.shutdown() }
+        for closed in keyring.close().flatMap({ $0.close() }) { try? await closed.get() }
     }
 
+    /// Sends `request` on its key's connection to its host. A request the server never processed (refused, above a
+    /// GOAWAY's last stream, or never written before a close) goes again, on a new connection when the old one
+    /// no longer takes requests; one that may have reached APNs is never sent twice by the client.
     private func perform(
         _ request: APNsRequest,
         token: ProviderTokenCache.Token,
-        on pool: HTTPClient,
-        resentUnsent: Bool = false
+        on connections: APNsKeyConnections
     ) async throws(APNsClientError) -> APNsResponse {
-        var url = configuration.baseURL(for: request.environment).absoluteString
-        while url.hasSuffix("/") { url.removeLast() }
-        var http = HTTPClientRequest(url: url + "/3/device/" + request.deviceToken)
-        http.method = .POST
-        http.headers = Self.headers(for: request, jwt: token.jwt)
-        http.body = .bytes(ByteBuffer(data: request.body))
-
+        let endpoint = try endpoints[request.environment]!.get()
+        let link = try connections.link(to: endpoint)
+        let wire = APNsWireRequest(headers: Self.headers(for: request, jwt: token.jwt, endpoint: endpoint), body: ByteBuffer(data: request.body))
         let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
-        do {
-            let answer = try await pool.execute(http, deadline: deadline, logger: transportLogger)
-            let body = try await answer.body.collect(upTo: 64 * 1024)
-            let response = Self.response(status: Int(answer.status.code), headers: answer.headers, body: body)
-            logger.debug(
-                "APNs answered",
-                metadata: [
-                    "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                    "apns.push_type": "\(request.pushType.rawValue)", "apns.status": "\(response.status)",
-                    "apns.reason": "\(response.reason ?? "")",
-                ])
-            return response
-        } catch {
-            // A request handed to a connection that was closing never left this process (the pool had not yet
-            // seen the close): sending it once more cannot duplicate a push.
-            if !resentUnsent, Self.wasNeverSent(error), !Task.isCancelled {
+        var resends = 0
+        while true {
+            let outcome: APNsStreamOutcome
+            do throws(APNsClientError) {
+                if Task.isCancelled { throw .cancelled }
+                outcome = await (try await link.connection()).send(wire, deadline: deadline)
+            } catch {
+                log(failure: error, request)
+                throw error
+            }
+            switch outcome {
+            case .answered(let answer):
+                let response = Self.response(status: answer.status, headers: answer.headers, body: answer.body)
                 logger.debug(
-                    "APNs connection closed before the request was written; sending it again",
+                    "APNs answered",
+                    metadata: [
+                        "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                        "apns.push_type": "\(request.pushType.rawValue)", "apns.status": "\(response.status)",
+                        "apns.reason": "\(response.reason ?? "")",
+                    ])
+                return response
+            case .notSent where resends < Self.maxResends && NIODeadline.now() < deadline:
+                resends += 1
+                logger.debug(
+                    "APNs did not process the request; sending it again",
                     metadata: [
                         "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
                     ])
-                return try await perform(request, token: token, on: pool, resentUnsent: true)
+            case .notSent:
+                let failure = APNsClientError.connectionClosed("the request was not processed in \(resends + 1) attempts")
+                log(failure: failure, request)
+                throw failure
+            case .failed(let failure):
+                log(failure: failure, request)
+                throw failure
             }
-            let failure = Self.classify(error)
-            logger.debug(
-                "APNs send failed without an answer",
-                metadata: [
-                    "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                    "error.code": "\(failure.code)",
-                ])
-            throw failure
         }
     }
 
-    /// The request headers exactly as docs/apns.md §1.2 names them; optional ones only when set.
-    static func headers(for request: APNsRequest, jwt: String) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    /// Times one request goes again after the server said it never processed it.
+    static var maxResends: Int { 3 }
+
+    private func log(failure: APNsClientError, _ request: APNsRequest) {
+        logger.debug(
+            "APNs send failed without an answer",
+            metadata: [
+                "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+                "error.code": "\(failure.code)",
+            ])
+    }
+
+    /// The request's header block: the pseudo-header fields, then the headers exactly as docs/apns.md §1.2 names
+    /// them (optional ones only when set).
+    static func headers(for request: APNsRequest, jwt: String, endpoint: APNsEndpoint) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":authority", value: endpoint.authority)
+        headers.add(name: ":path", value: endpoint.pathPrefix + "/3/device/" + request.deviceToken)
+        headers.add(name: "content-length", value: String(request.body.count))
         headers.add(name: "authorization", value: "bearer " + jwt)
         headers.add(name: "apns-push-type", value: request.pushType.rawValue)
         headers.add(name: "apns-topic", value: request.topic)
@@ -159,7 +171,7 @@ public final class APNsClient: Sendable {
     }
 
     /// Reads an answer: `{"reason":…,"timestamp":ms}` body, `apns-id` and `Retry-After` headers.
-    static func response(status: Int, headers: HTTPHeaders, body: ByteBuffer) -> APNsResponse {
+    static func response(status: Int, headers: HPACKHeaders, body: ByteBuffer) -> APNsResponse {
         var response = APNsResponse(status: status)
         response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
         if let retryAfter = headers.first(name: "retry-after"),
@@ -178,31 +190,9 @@ public final class APNsClient: Sendable {
         return response
     }
 
-    /// Errors that mean the request was never written to the network.
-    static func wasNeverSent(_ error: any Error) -> Bool {
-        if let error = error as? ChannelError, error == .ioOnClosedChannel { return true }
-        if let error = error as? HTTPClientError, error == .cancelled { return true }
-        return false
-    }
-
     static func classify(_ error: any Error) -> APNsClientError {
         if let error = error as? APNsClientError { return error }
         if error is CancellationError { return .cancelled }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
-                .getConnectionFromPoolTimeout:
-                return .timeout
-            case .remoteConnectionClosed: return .connectionClosed("the server closed the connection")
-            case .cancelled, .requestStreamCancelled:
-                // The pool also "cancels" requests it had queued for a connection that then closed.
-                return Task.isCancelled
-                    ? .cancelled : .connectionClosed("the connection closed before the request was sent")
-            case .alreadyShutdown: return .shutDown
-            case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest("\(error)")
-            default: return .transport("\(error)")
-            }
-        }
         if let error = error as? NIOSSLError {
             switch error {
             case .uncleanShutdown: return .connectionClosed("TLS connection closed without close_notify")
@@ -235,7 +225,7 @@ public final class APNsClient: Sendable {
 
 extension TimeAmount {
     /// A Swift `Duration` as NIO's time amount (nanosecond precision).
-    fileprivate init(_ duration: Duration) {
+    init(_ duration: Duration) {
         self = .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 }

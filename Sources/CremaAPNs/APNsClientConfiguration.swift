@@ -14,8 +14,8 @@ public struct APNsClientConfiguration: Sendable {
     public var requestTimeout: Duration
     /// How long opening a connection (TCP and TLS) may take before the send fails as a timeout.
     public var connectTimeout: Duration = .seconds(5)
-    /// Whether a failed connection attempt is retried with backoff until `connectTimeout` (on, as AsyncHTTPClient
-    /// recommends: connecting is flaky at scale); off, a send fails with the attempt's own error at once.
+    /// Whether a failed connection attempt is retried with backoff until `connectTimeout` (on: connecting is flaky
+    /// at scale); off, a send fails with the attempt's own error at once.
     public var retriesFailedConnections = true
     /// How long a provider token is reused before a new one is signed (APNs: between 20 and 60 minutes); a key
     /// unused for this long has its token forgotten.

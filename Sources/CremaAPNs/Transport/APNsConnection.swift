@@ -1,0 +1,80 @@
+import NIOCore
+import NIOHTTP2
+import Synchronization
+
+/// What a connection's event loop tells the tasks that send on it: whether it still takes new streams.
+final class APNsConnectionFlags: Sendable {
+    private let accepting = Atomic<Bool>(true)
+
+    var acceptsStreams: Bool { accepting.load(ordering: .acquiring) }
+
+    func setAcceptsStreams(_ value: Bool) { accepting.store(value, ordering: .releasing) }
+}
+
+/// One HTTP/2 connection to APNs, shared by every concurrent send of one key to one host. Sends that arrive
+/// while the event loop is busy are written together: the first of a batch schedules the write, the rest join
+/// it, so a busy connection writes many requests per flush instead of one flush per frame.
+final class APNsConnection: Sendable {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<APNsConnectionHandler>
+    private let flags: APNsConnectionFlags
+    private let queue = Mutex(Queue())
+    private static let sendIDs = Atomic<UInt64>(0)
+
+    private struct Queue {
+        var submissions: [APNsSubmission] = []
+        var scheduled = false
+    }
+
+    init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>, flags: APNsConnectionFlags) {
+        self.channel = channel
+        self.handler = handler
+        self.flags = flags
+    }
+
+    /// Whether new requests may go here (false after GOAWAY, a close, or when stream ids run out).
+    var acceptsStreams: Bool { flags.acceptsStreams && channel.isActive }
+
+    /// Sends one request and waits for how it ended. Never throws: every ending is an outcome, so the caller
+    /// decides whether a request that was `notSent` goes again.
+    func send(_ request: APNsWireRequest, deadline: NIODeadline) async -> APNsStreamOutcome {
+        let sendID = Self.sendIDs.add(1, ordering: .relaxed).newValue
+        let loop = channel.eventLoop
+        let promise = loop.makePromise(of: APNsStreamOutcome.self)
+        let submission = APNsSubmission(sendID: sendID, request: request, deadline: deadline, promise: promise)
+        let schedules = queue.withLock { queue in
+            queue.submissions.append(submission)
+            defer { queue.scheduled = true }
+            return !queue.scheduled
+        }
+        if schedules {
+            loop.execute { [self] in
+                let batch = queue.withLock { queue in
+                    queue.scheduled = false
+                    defer { queue.submissions = [] }
+                    return queue.submissions
+                }
+                handler.value.start(batch)
+            }
+        }
+        // Cancellation runs on the loop after the batch that holds this request (both go through `execute`, in order).
+        return await withTaskCancellationHandler {
+            do {
+                return try await promise.futureResult.get()
+            } catch {
+                return .failed(.transport("\(error)"))
+            }
+        } onCancel: { [handler] in
+            loop.execute { handler.value.abandon(sendID, because: .cancelled) }
+        }
+    }
+
+    /// Closes the connection; requests in flight end as the close decides. Completes when it has closed.
+    @discardableResult
+    func close() -> EventLoopFuture<Void> {
+        let closed = channel.eventLoop.makePromise(of: Void.self)
+        channel.close(promise: closed)
+        // Closing a connection that already closed is not a failure here.
+        return closed.futureResult.flatMapErrorThrowing { _ in }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Where one APNs base URL points: the host and port to connect to, the `:authority` to name, and the path
+/// prefix (empty for Apple) that `/3/device/<token>` follows.
+struct APNsEndpoint: Sendable, Hashable {
+    var host: String
+    var port: Int
+    var authority: String
+    var pathPrefix: String
+
+    init(_ url: URL) throws(APNsClientError) {
+        guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
+            throw .invalidRequest("APNs base URL \(url.absoluteString) is not an https URL with a host")
+        }
+        self.host = host
+        port = url.port ?? 443
+        authority = url.port.map { "\(host):\($0)" } ?? host
+        var path = url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        pathPrefix = path
+    }
+}
+
+/// Opens TLS + HTTP/2 connections to APNs hosts: one TLS context for the client, ALPN `h2` only.
+struct APNsConnector: Sendable {
+    let sslContext: NIOSSLContext
+    let group: any EventLoopGroup
+    let connectTimeout: Duration
+    let retriesFailedConnections: Bool
+
+    /// APNs never pushes to the client; the rest are NIOHTTP2's defaults.
+    private static let settings: HTTP2Settings = [
+        HTTP2Setting(parameter: .enablePush, value: 0),
+        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+        HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+    ]
+
+    /// A connection whose TLS handshake agreed on HTTP/2. Failed attempts to reach the host are tried again with
+    /// backoff until `connectTimeout` when `retriesFailedConnections` is set; TLS failures are not.
+    func connect(_ endpoint: APNsEndpoint) async throws(APNsClientError) -> APNsConnection {
+        let end = NIODeadline.now() + TimeAmount(connectTimeout)
+        var delay = TimeAmount.milliseconds(50)
+        while true {
+            do {
+                return try await attempt(endpoint, until: end)
+            } catch {
+                let failure = APNsClient.classify(error)
+                guard retriesFailedConnections, case .connectionFailed = failure, NIODeadline.now() + delay < end,
+                    !Task.isCancelled
+                else { throw failure }
+                try? await Task.sleep(nanoseconds: UInt64(delay.nanoseconds))
+                delay = min(delay * 2, .seconds(1))
+            }
+        }
+    }
+
+    private func attempt(_ endpoint: APNsEndpoint, until end: NIODeadline) async throws -> APNsConnection {
+        let loop = group.next()
+        let handshake = loop.makePromise(of: Void.self)
+        let flags = APNsConnectionFlags()
+        // SNI names hosts, never addresses; an address is checked against the certificate's IP entries instead.
+        let serverName: String? = (try? SocketAddress(ipAddress: endpoint.host, port: 0)) == nil ? endpoint.host : nil
+        let sslContext = self.sslContext
+        let timeout = max(end - .now(), .milliseconds(1))
+        let channel = try await ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: Self.settings))
+                    try sync.addHandler(APNsConnectionHandler(flags: flags, handshake: handshake, handshakeDeadline: end))
+                }
+            }
+            .connect(host: endpoint.host, port: endpoint.port)
+            .get()
+        do {
+            try await handshake.futureResult.get()
+            let handler = try await loop.submit {
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self), eventLoop: loop)
+            }.get()
+            return APNsConnection(channel: channel, handler: handler, flags: flags)
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+    }
+}
+
+/// The connection of one signing key to one APNs host: opened on first use, replaced when it closes, goes
+/// away (GOAWAY) or runs out of stream ids. Concurrent sends wait for one connection attempt together.
+final class APNsHostLink: Sendable {
+    let endpoint: APNsEndpoint
+    private let connector: APNsConnector
+    private let state = Mutex(State())
+
+    private struct State {
+        var current: APNsConnection?
+        var connecting: Task<APNsConnection, any Error>?
+        var closed = false
+    }
+
+    init(endpoint: APNsEndpoint, connector: APNsConnector) {
+        self.endpoint = endpoint
+        self.connector = connector
+    }
+
+    /// A connection that takes new requests, opening one if needed.
+    func connection() async throws(APNsClientError) -> APNsConnection {
+        let ready: APNsConnection? = try state.withLock { state throws(APNsClientError) in
+            guard !state.closed else { throw .shutDown }
+            if let current = state.current, current.acceptsStreams { return current }
+            if state.current != nil { state.current = nil }
+            return nil
+        }
+        if let ready { return ready }
+        let task = state.withLock { state in
+            if let connecting = state.connecting { return connecting }
+            let connector = self.connector
+            let endpoint = self.endpoint
+            let attempt = Task { [weak self] () async throws -> APNsConnection in
+                defer { self?.connected(nil) }
+                let connection = try await connector.connect(endpoint)
+                self?.connected(connection)
+                return connection
+            }
+            state.connecting = attempt
+            return attempt
+        }
+        do {
+            let connection = try await task.value
+            if state.withLock({ $0.closed }) {
+                connection.close()
+                throw APNsClientError.shutDown
+            }
+            return connection
+        } catch {
+            throw APNsClient.classify(error)
+        }
+    }
+
+    /// Closes the connection and refuses new sends (``APNsClientError/shutDown``); the future completes when
+    /// it has closed (nil: none was open).
+    func close() -> EventLoopFuture<Void>? {
+        let current = state.withLock { state in
+            state.closed = true
+            defer { state.current = nil }
+            return state.current
+        }
+        return current?.close()
+    }
+
+    private func connected(_ connection: APNsConnection?) {
+        let stale: APNsConnection? = state.withLock { state in
+            state.connecting = nil
+            guard let connection else { return nil }
+            if state.closed { return connection }
+            state.current = connection
+            return nil
+        }
+        stale?.close()
+    }
+}

@@ -1,0 +1,158 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import Testing
+
+@testable import CremaAPNs
+
+/// The stream bookkeeping of one APNs connection, without a connection: waiters are numbers.
+@Suite("The streams of one APNs connection")
+struct APNsStreamStateMachineTests {
+    typealias Machine = APNsStreamStateMachine<Int>
+
+    static func head(_ status: Int, _ fields: [(String, String)] = []) -> HPACKHeaders {
+        HPACKHeaders([(":status", String(status))] + fields)
+    }
+
+    static func bytes(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    /// Starts `count` requests (waiters 1...count), each marked written.
+    static func started(_ machine: inout Machine, _ count: Int) -> [HTTP2StreamID] {
+        (1...count).map { waiter in
+            let id = machine.start(waiter)!
+            machine.written(id)
+            return id
+        }
+    }
+
+    @Test func requestsGetOddRisingStreamIDsAndAnAnswerEndsWithItsStatusFieldsAndBody() throws {
+        var machine = Machine()
+        let ids = Self.started(&machine, 3)
+        #expect(ids == [1, 3, 5].map { HTTP2StreamID($0) })
+        #expect(machine.headers(ids[1], Self.head(400, [("apns-id", "abc")]), endStream: false) == nil)
+        #expect(machine.data(ids[1], Self.bytes(#"{"reason":"#), flowControlled: 10, endStream: false).finish == nil)
+        let finish = try #require(machine.data(ids[1], Self.bytes(#""BadDeviceToken"}"#), flowControlled: 17, endStream: true).finish)
+        #expect(finish.waiter == 2)
+        #expect(finish.outcome == .answered(APNsWireAnswer(
+            status: 400, headers: HPACKHeaders([("apns-id", "abc")]), body: Self.bytes(#"{"reason":"BadDeviceToken"}"#))))
+        #expect(machine.openStreams == 2)
+    }
+
+    @Test func aHeadWithEndStreamIsAWholeAnswerAndAnInformationalHeadIsSkipped() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 1)
+        #expect(machine.headers(ids[0], Self.head(100), endStream: false) == nil)
+        let finish = machine.headers(ids[0], Self.head(200, [("apns-id", "x")]), endStream: true)
+        #expect(finish?.outcome == .answered(APNsWireAnswer(status: 200, headers: HPACKHeaders([("apns-id", "x")]), body: ByteBuffer())))
+        #expect(machine.openStreams == 0)
+    }
+
+    @Test func anAnswerWithoutAStatusFailsItsRequest() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 1)
+        let finish = machine.headers(ids[0], HPACKHeaders([("apns-id", "x")]), endStream: true)
+        #expect(finish?.outcome == .failed(.transport("an answer without a :status")))
+    }
+
+    @Test func goAwaySendsTheUnprocessedStreamsElsewhereKeepsTheRestAndClosesAfterTheLastAnswer() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 4)
+        let (finishes, close) = machine.goAway(lastStreamID: ids[1])
+        #expect(finishes.map(\.waiter) == [3, 4])
+        #expect(finishes.allSatisfy { $0.outcome == .notSent })
+        #expect(!close)
+        #expect(!machine.acceptsStreams)
+        #expect(machine.start(9) == nil, "no new stream after GOAWAY")
+        #expect(!machine.drained)
+        _ = machine.headers(ids[0], Self.head(200), endStream: true)
+        #expect(!machine.drained)
+        #expect(machine.headers(ids[1], Self.head(200), endStream: true)?.waiter == 2)
+        #expect(machine.drained)
+    }
+
+    @Test func aGoAwayAboveEveryStreamClosesAtOnceWhenNothingIsOpen() {
+        var machine = Machine()
+        let (finishes, close) = machine.goAway(lastStreamID: .maxID)
+        #expect(finishes.isEmpty && close && machine.drained)
+    }
+
+    @Test func aRefusedStreamWasNotProcessedAndAnyOtherResetMayHaveBeen() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 2)
+        #expect(machine.reset(ids[0], .refusedStream)?.outcome == .notSent)
+        #expect(machine.reset(ids[1], .internalError)?.outcome == .failed(.connectionClosed("the server reset the stream (\(HTTP2ErrorCode.internalError))")))
+        #expect(machine.reset(ids[1], .internalError) == nil, "a stream ends once")
+    }
+
+    @Test func aLostConnectionFailsWrittenRequestsAndReturnsUnwrittenOnesAsNotSent() {
+        var machine = Machine()
+        let written = machine.start(1)!
+        machine.written(written)
+        _ = machine.start(2)!
+        let finishes = machine.connectionClosed("gone")
+        #expect(finishes.map(\.waiter) == [1, 2])
+        #expect(finishes.map(\.outcome) == [.failed(.connectionClosed("gone")), .notSent])
+        #expect(machine.start(3) == nil)
+        #expect(machine.openStreams == 0)
+    }
+
+    @Test func aFailedWriteIsNotSentAndLateFramesForItAreIgnored() {
+        var machine = Machine()
+        let id = machine.start(1)!
+        #expect(machine.writeFailed(id)?.outcome == .notSent)
+        #expect(machine.headers(id, Self.head(200), endStream: true) == nil)
+    }
+
+    @Test func aStreamClosedUnderneathEndsAsItsWriteSays() {
+        var machine = Machine()
+        let unwritten = machine.start(1)!
+        let written = machine.start(2)!
+        machine.written(written)
+        #expect(machine.closed(unwritten, reason: .cancel)?.outcome == .notSent)
+        #expect(machine.closed(written, reason: .protocolError)?.outcome
+            == .failed(.connectionClosed("the stream closed without an answer (\(HTTP2ErrorCode.protocolError))")))
+        let refused = machine.start(3)!
+        machine.written(refused)
+        #expect(machine.closed(refused, reason: .refusedStream)?.outcome == .notSent)
+    }
+
+    @Test func anAbandonedRequestFailsWithItsReasonAndItsLateAnswerIsIgnored() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 1)
+        #expect(machine.abandon(ids[0], because: .timeout)?.outcome == .failed(.timeout))
+        #expect(machine.headers(ids[0], Self.head(200), endStream: true) == nil)
+        #expect(machine.abandon(ids[0], because: .timeout) == nil)
+    }
+
+    @Test func receivedBytesAreAcknowledgedOnTheConnectionOnceHalfTheWindowHasArrived() {
+        var machine = Machine(windowUpdateThreshold: 100)
+        let ids = Self.started(&machine, 2)
+        _ = machine.headers(ids[0], Self.head(400), endStream: false)
+        #expect(machine.data(ids[0], Self.bytes("a"), flowControlled: 60, endStream: false).windowUpdate == nil)
+        // Padding counts: 50 flow-controlled bytes for one byte of body.
+        #expect(machine.data(ids[0], Self.bytes("b"), flowControlled: 50, endStream: true).windowUpdate == 110)
+        // Bytes for a stream that already ended still count against the connection's window.
+        #expect(machine.data(ids[0], Self.bytes("c"), flowControlled: 99, endStream: false).windowUpdate == nil)
+        #expect(machine.data(ids[1], Self.bytes("d"), flowControlled: 1, endStream: false).windowUpdate == 100)
+    }
+
+    @Test func anOversizedAnswerFailsItsRequestAndAsksForAReset() {
+        var machine = Machine()
+        let ids = Self.started(&machine, 1)
+        _ = machine.headers(ids[0], Self.head(200), endStream: false)
+        let big = ByteBuffer(repeating: 0x61, count: Machine.maxBodyBytes + 1)
+        let result = machine.data(ids[0], big, flowControlled: big.readableBytes, endStream: false)
+        #expect(result.reset)
+        #expect(result.finish?.outcome == .failed(.transport("an answer body over \(Machine.maxBodyBytes) bytes")))
+    }
+
+    @Test func whenStreamIDsRunOutTheLastOneIsUsedAndTheConnectionClosesAfterItsAnswer() {
+        var machine = Machine(lastUsableStreamID: 5)
+        let ids = Self.started(&machine, 3)
+        #expect(ids == [1, 3, 5].map { HTTP2StreamID($0) })
+        #expect(!machine.acceptsStreams)
+        #expect(machine.start(4) == nil)
+        for id in ids { _ = machine.headers(id, Self.head(200), endStream: true) }
+        #expect(machine.drained)
+    }
+}
