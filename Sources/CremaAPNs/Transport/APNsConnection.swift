@@ -57,15 +57,28 @@ final class APNsConnection: Sendable {
                 handler.value.start(batch)
             }
         }
-        // Cancellation runs on the loop after the batch that holds this request (both go through `execute`, in order).
         return await withTaskCancellationHandler {
             do {
                 return try await promise.futureResult.get()
             } catch {
                 return .failed(.transport("\(error)"))
             }
-        } onCancel: { [handler] in
-            loop.execute { handler.value.abandon(sendID, because: .cancelled) }
+        } onCancel: {
+            cancel(sendID)
+        }
+    }
+
+    /// A cancelled send still queued leaves the queue at once; one already handed to the loop is abandoned there
+    /// (after its batch: the batch was taken from the queue first, and the loop runs tasks in order).
+    private func cancel(_ sendID: UInt64) {
+        let queued = queue.withLock { queue -> APNsSubmission? in
+            guard let index = queue.submissions.firstIndex(where: { $0.sendID == sendID }) else { return nil }
+            return queue.submissions.remove(at: index)
+        }
+        if let queued {
+            queued.promise.succeed(.failed(.cancelled))
+        } else {
+            channel.eventLoop.execute { [handler] in handler.value.abandon(sendID, because: .cancelled) }
         }
     }
 

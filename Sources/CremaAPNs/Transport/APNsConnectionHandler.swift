@@ -5,9 +5,10 @@ import NIOTLS
 
 /// The last handler of an APNs connection, behind TLS and NIOHTTP2's frame layer: writes a batch of requests as
 /// HTTP/2 frames with one flush (one TLS record, one `write`), matches the frames that come back to their
-/// requests, and keeps each request's deadline. Runs on the connection's event loop only; the bookkeeping is
+/// requests, and keeps each request's deadline. Also NIOHTTP2's frame delegate, which says when a request's last
+/// frame left NIOHTTP2's buffers. Runs on the connection's event loop only; the bookkeeping is
 /// `APNsStreamStateMachine`'s.
-final class APNsConnectionHandler: ChannelDuplexHandler {
+final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = Never
     typealias OutboundOut = HTTP2Frame
@@ -30,7 +31,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private var agreedOnHTTP2 = false
     private let handshakeDeadline: NIODeadline
     private var handshakeTimer: Scheduled<Void>?
-    /// Frames written while reading (window updates, resets) wait for the end of the read to be flushed.
+    /// Resets written while reading wait for the end of the read to be flushed.
     private var flushAfterRead = false
     /// Why the connection is closing, for the requests it takes down.
     private var closeReason: String?
@@ -50,6 +51,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        failHandshake(.connectionClosed("the connection closed during the TLS handshake"))
     }
 
     // MARK: Requests
@@ -71,13 +73,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             let timeout = loop.scheduleTask(deadline: submission.deadline) { [self] in abandon(sendID, because: .timeout) }
             started[sendID] = (id, timeout)
             let body = submission.request.body
+            // Only a failure matters here: whether the request may have left is `wroteFrame`'s to say. A write that
+            // succeeded or failed inside TLS's buffer proves nothing either way.
             let end = context.eventLoop.makePromise(of: Void.self)
-            end.futureResult.assumeIsolated().whenComplete { [self] result in
-                switch result {
-                case .success: machine.written(id)
-                case .failure: finish(machine.writeFailed(id))
-                }
-            }
+            end.futureResult.assumeIsolated().whenFailure { [self] _ in finish(machine.writeFailed(id)) }
             let head = HTTP2Frame.FramePayload.Headers(headers: submission.request.headers, endStream: body.readableBytes == 0)
             if body.readableBytes == 0 {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(head))), promise: end)
@@ -104,6 +103,15 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         closeIfDrained()
     }
 
+    /// NIOHTTP2 encoded `frame` and handed it to TLS: a request whose END_STREAM went out may reach APNs.
+    func wroteFrame(_ frame: HTTP2Frame) {
+        switch frame.payload {
+        case .headers(let headers) where headers.endStream: machine.written(frame.streamID)
+        case .data(let data) where data.endStream: machine.written(frame.streamID)
+        default: break
+        }
+    }
+
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -113,13 +121,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             finish(machine.headers(frame.streamID, headers.headers, endStream: headers.endStream))
         case .data(let payload):
             guard case .byteBuffer(let bytes) = payload.data else { return }
-            let flowControlled = bytes.readableBytes + (payload.paddingBytes.map { $0 + 1 } ?? 0)
-            let result = machine.data(frame.streamID, bytes, flowControlled: flowControlled, endStream: payload.endStream)
+            let result = machine.data(frame.streamID, bytes, endStream: payload.endStream)
             finish(result.finish)
-            if let increment = result.windowUpdate {
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
-                flushAfterRead = true
-            }
             if result.reset {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: .rstStream(.cancel))), promise: nil)
                 flushAfterRead = true
@@ -134,9 +137,13 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             }
         case .goAway(let lastStreamID, let code, _):
             closeReason = "the server sent GOAWAY (\(code))"
-            let (finishes, _) = machine.goAway(lastStreamID: lastStreamID)
+            let (finishes, unwritten, _) = machine.goAway(lastStreamID: lastStreamID)
             flags.setAcceptsStreams(false)
             for finish in finishes { self.finish(finish) }
+            for id in unwritten {
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+                flushAfterRead = true
+            }
         default:
             break
         }
@@ -155,6 +162,11 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         if let closed = event as? StreamClosedEvent {
             finish(machine.closed(closed.streamID, reason: closed.reason))
             closeIfDrained()
+        } else if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream,
+            let inbound = window.inboundWindowSize, let increment = APNsStreamStateMachine<Waiter>.windowIncrement(inbound: inbound)
+        {
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
         } else if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent {
             if negotiated == "h2" {
                 agreedOnHTTP2 = true
@@ -169,9 +181,14 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         if closeReason == nil { closeReason = "\(APNsClient.classify(error))" }
         if handshake != nil {
             failHandshake(APNsClient.classify(error))
-        } else {
-            context.close(promise: nil)
+            return
         }
+        // NIOHTTP2 reports a stream's error (it resets that stream, whose close ends its request) the same way as
+        // the connection's (it sends GOAWAY, and the server closes). Either way the connection takes nothing new;
+        // the requests on it keep their streams until answered, closed or past their deadline.
+        machine.retire()
+        flags.setAcceptsStreams(false)
+        closeIfDrained()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -34,12 +34,20 @@ struct APNsConnector: Sendable {
     let connectTimeout: Duration
     let retriesFailedConnections: Bool
 
-    /// APNs never pushes to the client; the rest are NIOHTTP2's defaults.
-    private static let settings: HTTP2Settings = [
-        HTTP2Setting(parameter: .enablePush, value: 0),
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
-    ]
+    /// APNs never pushes to the client; the other settings are NIOHTTP2's defaults. Streams the client reset (a
+    /// request past its deadline) are remembered by the hundreds, not NIOHTTP2's default 32: an answer that arrives
+    /// for a reset stream NIOHTTP2 no longer remembers is a connection error, and a slow APNs can time out a whole
+    /// window of requests at once.
+    static let http2: NIOHTTP2Handler.ConnectionConfiguration = {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .enablePush, value: 0),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+        configuration.maximumRecentlyResetStreams = 1_024
+        return configuration
+    }()
 
     /// A connection whose TLS handshake agreed on HTTP/2. Failed attempts to reach the host are tried again with
     /// backoff until `connectTimeout` when `retriesFailedConnections` is set; TLS failures are not.
@@ -74,9 +82,10 @@ struct APNsConnector: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    let handler = APNsConnectionHandler(flags: flags, handshake: handshake, handshakeDeadline: end)
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: Self.settings))
-                    try sync.addHandler(APNsConnectionHandler(flags: flags, handshake: handshake, handshakeDeadline: end))
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client, frameDelegate: handler, connectionConfiguration: Self.http2))
+                    try sync.addHandler(handler)
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)
@@ -103,7 +112,9 @@ final class APNsHostLink: Sendable {
 
     private struct State {
         var current: APNsConnection?
-        var connecting: Task<APNsConnection, any Error>?
+        /// The attempt under way, and its number (so that only it clears itself).
+        var connecting: (attempt: Int, task: Task<APNsConnection, any Error>)?
+        var attempts = 0
         var closed = false
     }
 
@@ -122,17 +133,23 @@ final class APNsHostLink: Sendable {
         }
         if let ready { return ready }
         let task = state.withLock { state in
-            if let connecting = state.connecting { return connecting }
+            if let connecting = state.connecting { return connecting.task }
             let connector = self.connector
             let endpoint = self.endpoint
-            let attempt = Task { [weak self] () async throws -> APNsConnection in
-                defer { self?.connected(nil) }
-                let connection = try await connector.connect(endpoint)
-                self?.connected(connection)
-                return connection
+            state.attempts += 1
+            let attempt = state.attempts
+            let task = Task { [weak self] () async throws -> APNsConnection in
+                do {
+                    let connection = try await connector.connect(endpoint)
+                    self?.attempt(attempt, ended: connection)
+                    return connection
+                } catch {
+                    self?.attempt(attempt, ended: nil)
+                    throw error
+                }
             }
-            state.connecting = attempt
-            return attempt
+            state.connecting = (attempt, task)
+            return task
         }
         do {
             let connection = try await task.value
@@ -157,9 +174,10 @@ final class APNsHostLink: Sendable {
         return current?.close()
     }
 
-    private func connected(_ connection: APNsConnection?) {
+    /// Attempt `attempt` ended with `connection` (nil: it failed). A connection made after ``close()`` is closed.
+    private func attempt(_ attempt: Int, ended connection: APNsConnection?) {
         let stale: APNsConnection? = state.withLock { state in
-            state.connecting = nil
+            if state.connecting?.attempt == attempt { state.connecting = nil }
             guard let connection else { return nil }
             if state.closed { return connection }
             state.current = connection

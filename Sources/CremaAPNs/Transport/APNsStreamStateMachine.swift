@@ -20,7 +20,8 @@ struct APNsStreamStateMachine<Waiter> {
         var status: Int?
         var headers = HPACKHeaders()
         var body = ByteBuffer()
-        /// The request's last frame reached the socket.
+        /// NIOHTTP2 wrote the request's last frame (END_STREAM) towards TLS: from then on it may reach APNs. Before
+        /// that, the frames are still in NIOHTTP2's buffers (over the stream limit or the flow-control window).
         var written = false
     }
 
@@ -32,22 +33,17 @@ struct APNsStreamStateMachine<Waiter> {
         case closed
     }
 
-    /// The largest answer body read; APNs' are a few dozen bytes.
-    static var maxBodyBytes: Int { 64 * 1024 }
+    /// The largest answer body read; APNs' are a few dozen bytes. Below a stream's 64 KiB window, so a server
+    /// that sends more is reset rather than left waiting for a window update that never comes.
+    static var maxBodyBytes: Int { 16 * 1024 }
 
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var phase = Phase.open
     private var nextStreamID: Int32 = 1
     /// The last id a client may use (`Int32.max`); lower in tests, to reach the end of the id space.
     private let lastUsableStreamID: Int32
-    /// DATA bytes received since the last connection-level WINDOW_UPDATE.
-    private var unacknowledgedBytes = 0
-    /// Acknowledge received bytes once this many have arrived (half the default connection window).
-    private let windowUpdateThreshold: Int
-
-    init(lastUsableStreamID: Int32 = Int32.max, windowUpdateThreshold: Int = 32 * 1024) {
+    init(lastUsableStreamID: Int32 = Int32.max) {
         self.lastUsableStreamID = lastUsableStreamID
-        self.windowUpdateThreshold = windowUpdateThreshold
     }
 
     /// Whether new requests may start here.
@@ -73,14 +69,16 @@ struct APNsStreamStateMachine<Waiter> {
         return id
     }
 
-    /// The request's last frame reached the socket: from now on a lost connection may have delivered it.
+    /// NIOHTTP2 wrote the request's last frame towards TLS: from now on a lost connection may have delivered it.
     mutating func written(_ id: HTTP2StreamID) {
         streams[id]?.written = true
     }
 
-    /// Writing the request failed: the server cannot have processed a request whose end it never received.
+    /// Writing the request failed. If its last frame never left NIOHTTP2 (dropped from its buffers), the server
+    /// cannot have processed it. If it did, it may be on the wire: the close or the stream's end decides.
     mutating func writeFailed(_ id: HTTP2StreamID) -> Finish? {
-        guard let stream = streams.removeValue(forKey: id) else { return nil }
+        guard let stream = streams[id], !stream.written else { return nil }
+        streams[id] = nil
         return Finish(waiter: stream.waiter, outcome: .notSent)
     }
 
@@ -104,30 +102,28 @@ struct APNsStreamStateMachine<Waiter> {
         return finish(id, stream)
     }
 
-    /// A DATA frame of `flowControlled` bytes (padding included). `windowUpdate` is the connection-level
-    /// increment to send, when enough has arrived; `reset` asks for the stream to be reset (an oversized answer).
-    mutating func data(
-        _ id: HTTP2StreamID, _ bytes: ByteBuffer, flowControlled: Int, endStream: Bool
-    ) -> (finish: Finish?, windowUpdate: Int?, reset: Bool) {
-        unacknowledgedBytes += flowControlled
-        var windowUpdate: Int?
-        if unacknowledgedBytes >= windowUpdateThreshold {
-            windowUpdate = unacknowledgedBytes
-            unacknowledgedBytes = 0
-        }
-        guard var stream = streams[id] else { return (nil, windowUpdate, false) }
+    /// A DATA frame. `reset` asks for the stream to be reset (an oversized answer).
+    mutating func data(_ id: HTTP2StreamID, _ bytes: ByteBuffer, endStream: Bool) -> (finish: Finish?, reset: Bool) {
+        guard var stream = streams[id] else { return (nil, false) }
         guard stream.body.readableBytes + bytes.readableBytes <= Self.maxBodyBytes else {
             streams[id] = nil
             let failure = APNsClientError.transport("an answer body over \(Self.maxBodyBytes) bytes")
-            return (Finish(waiter: stream.waiter, outcome: .failed(failure)), windowUpdate, true)
+            return (Finish(waiter: stream.waiter, outcome: .failed(failure)), true)
         }
         var bytes = bytes
         stream.body.writeBuffer(&bytes)
         guard endStream else {
             streams[id] = stream
-            return (nil, windowUpdate, false)
+            return (nil, false)
         }
-        return (finish(id, stream), windowUpdate, false)
+        return (finish(id, stream), false)
+    }
+
+    /// The connection-level WINDOW_UPDATE to send when NIOHTTP2 reports `inbound` bytes of receive window left:
+    /// the whole window back once half is used. Every DATA frame counts, also those NIOHTTP2 drops for streams
+    /// already reset, which is why this reads NIOHTTP2's count rather than keeping one.
+    static func windowIncrement(inbound: Int, target: Int = 65_535) -> Int? {
+        inbound <= target / 2 ? target - inbound : nil
     }
 
     /// RST_STREAM from the server. REFUSED_STREAM promises the request was not processed (RFC 9113 §8.7).
@@ -146,13 +142,24 @@ struct APNsStreamStateMachine<Waiter> {
     }
 
     /// GOAWAY: requests above `lastStreamID` were never processed and go elsewhere; the rest keep their streams.
-    /// `close` is true when nothing is left to wait for.
-    mutating func goAway(lastStreamID: HTTP2StreamID) -> (finishes: [Finish], close: Bool) {
-        if case .closed = phase { return ([], false) }
+    /// `unwritten` are the ones still in NIOHTTP2's buffers, to be reset so that their frames are dropped (sent
+    /// after a GOAWAY they would be a connection error). `close` is true when nothing is left to wait for.
+    mutating func goAway(lastStreamID: HTTP2StreamID) -> (finishes: [Finish], unwritten: [HTTP2StreamID], close: Bool) {
+        if case .closed = phase { return ([], [], false) }
         phase = .goingAway
         let unprocessed = streams.keys.filter { $0 > lastStreamID }.sorted()
-        let finishes = unprocessed.map { Finish(waiter: streams.removeValue(forKey: $0)!.waiter, outcome: .notSent) }
-        return (finishes, streams.isEmpty)
+        var unwritten: [HTTP2StreamID] = []
+        let finishes = unprocessed.map { id in
+            let stream = streams.removeValue(forKey: id)!
+            if !stream.written { unwritten.append(id) }
+            return Finish(waiter: stream.waiter, outcome: .notSent)
+        }
+        return (finishes, unwritten, streams.isEmpty)
+    }
+
+    /// No new streams here (after an error on the connection); the open ones keep going.
+    mutating func retire() {
+        if case .open = phase { phase = .goingAway }
     }
 
     /// The caller stopped waiting (`timeout`, `cancelled`): the stream should be reset if it was started.
