@@ -273,4 +273,33 @@ struct APNsConnectionHandlerTests {
         try pair.carry()
         #expect(Self.outcome(more[0]) == Self.ok(400, body))
     }
+
+    @Test func aConnectionQuietForAnHourIsPingedAndClosedWhenThePingGoesUnanswered() throws {
+        let pair = try Pair()
+        func pings() -> Int { pair.received { if case .ping(_, ack: false) = $0 { true } else { false } }.count }
+        // Traffic at 30 minutes moves the quiet hour on.
+        pair.loop.advanceTime(by: .minutes(30))
+        let futures = pair.start(1)
+        try pair.carry()
+        pair.answer(1, status: 200)
+        try pair.carry()
+        #expect(Self.outcome(futures[0]) == Self.ok(200))
+        pair.loop.advanceTime(by: .minutes(59))
+        try pair.carry()
+        #expect(pings() == 0)
+        pair.loop.advanceTime(by: .minutes(1))
+        try pair.carry()
+        #expect(pings() == 1, "an hour after the last frame")
+        // The server's NIOHTTP2 answered it (carried back above): the connection stays.
+        pair.loop.advanceTime(by: .seconds(10))
+        #expect(pair.client.isActive && pair.flags.acceptsStreams)
+        // An hour after that answer (which came at 90 minutes) the next PING's answer never comes back.
+        pair.loop.advanceTime(by: .minutes(59) + .seconds(50))
+        try pair.carryToServer()
+        #expect(pings() == 2)
+        pair.loop.advanceTime(by: .seconds(9))
+        #expect(pair.client.isActive)
+        pair.loop.advanceTime(by: .seconds(1))
+        #expect(!pair.client.isActive && !pair.flags.acceptsStreams, "closed: the next send opens a new connection")
+    }
 }

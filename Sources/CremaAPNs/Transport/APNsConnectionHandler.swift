@@ -35,11 +35,25 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     private var flushAfterRead = false
     /// Why the connection is closing, for the requests it takes down.
     private var closeReason: String?
+    /// Apple: keep a connection for hours or days, and PING it after about an hour without traffic. A PING not
+    /// answered within `pingTimeout` means the connection is gone without a close (a NAT that forgot it, a peer
+    /// that vanished): it is closed, so the next send opens a new one instead of timing out on it.
+    private let idleBeforePing: TimeAmount
+    private let pingTimeout: TimeAmount
+    private var lastFrameAt: NIODeadline
+    private var idleTimer: Scheduled<Void>?
+    private var pingOutstanding = false
 
-    init(flags: APNsConnectionFlags, handshake: EventLoopPromise<Void>, handshakeDeadline: NIODeadline) {
+    init(
+        flags: APNsConnectionFlags, handshake: EventLoopPromise<Void>, handshakeDeadline: NIODeadline,
+        idleBeforePing: TimeAmount = .hours(1), pingTimeout: TimeAmount = .seconds(10)
+    ) {
         self.flags = flags
         self.handshake = handshake
         self.handshakeDeadline = handshakeDeadline
+        self.idleBeforePing = idleBeforePing
+        self.pingTimeout = pingTimeout
+        self.lastFrameAt = .now()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -116,7 +130,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        lastFrameAt = context.eventLoop.now
         switch frame.payload {
+        case .ping(_, ack: true):
+            pingOutstanding = false
         case .headers(let headers):
             finish(machine.headers(frame.streamID, headers.headers, endStream: headers.endStream))
         case .data(let payload):
@@ -134,6 +151,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
                 self.handshake = nil
                 handshakeTimer?.cancel()
                 handshake.succeed()
+                lastFrameAt = context.eventLoop.now
+                scheduleIdleCheck(at: lastFrameAt + idleBeforePing)
             }
         case .goAway(let lastStreamID, let code, _):
             closeReason = "the server sent GOAWAY (\(code))"
@@ -194,6 +213,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     func channelInactive(context: ChannelHandlerContext) {
         flags.setAcceptsStreams(false)
         handshakeTimer?.cancel()
+        idleTimer?.cancel()
         handshake?.fail(APNsClientError.connectionClosed(closeReason ?? "the connection closed during the TLS handshake"))
         handshake = nil
         for (_, timer) in started.values { timer.cancel() }
@@ -205,6 +225,27 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     }
 
     // MARK: Helpers
+
+    /// At `deadline`: PING a connection that has been quiet for `idleBeforePing`, or look again when it will have
+    /// been; close one whose PING went unanswered.
+    private func scheduleIdleCheck(at deadline: NIODeadline) {
+        guard let loop = context?.eventLoop else { return }
+        idleTimer = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            guard let context = self.context else { return }
+            if pingOutstanding {
+                closeReason = "no answer to PING within \(pingTimeout.nanoseconds / 1_000_000_000) s"
+                flags.setAcceptsStreams(false)
+                context.close(promise: nil)
+                return
+            }
+            let quietUntil = lastFrameAt + idleBeforePing
+            guard context.eventLoop.now >= quietUntil else { return scheduleIdleCheck(at: quietUntil) }
+            pingOutstanding = true
+            let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0), ack: false))
+            context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
+            scheduleIdleCheck(at: context.eventLoop.now + pingTimeout)
+        }
+    }
 
     private func finish(_ finish: APNsStreamStateMachine<Waiter>.Finish?) {
         guard let finish else { return }
