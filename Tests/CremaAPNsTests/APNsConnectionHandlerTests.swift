@@ -200,8 +200,51 @@ struct APNsConnectionHandlerTests {
         try pair.carry()
         #expect(Self.outcome(futures[0]) == Self.ok(200))
         #expect(pair.requestsReceived == [1], "the held-back streams were dropped, never sent after the GOAWAY")
+        #expect(pair.received { if case .headers = $0 { true } else { false } }.map(\.streamID) == [1])
         #expect(pair.received { if case .goAway = $0 { true } else { false } }.isEmpty, "no connection error from the client")
         #expect(!pair.client.isActive, "closed once its last answer came")
+    }
+
+    @Test func aGracefulGoAwayNamingEveryStreamStillHandsBackTheHeldBackOnes() throws {
+        let pair = try Pair(maxStreams: 1)
+        let futures = pair.start(2)
+        try pair.carry()
+        // A server shutting down gracefully names the largest id there is: stream 3 is below it, but the server
+        // never saw it opened.
+        pair.serverWrites(0, .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))
+        try pair.carry()
+        #expect(Self.outcome(futures[1]) == .notSent)
+        pair.answer(1, status: 200)
+        try pair.carry()
+        #expect(Self.outcome(futures[0]) == Self.ok(200))
+        #expect(pair.received { if case .headers = $0 { true } else { false } }.map(\.streamID) == [1])
+        #expect(pair.received { if case .goAway = $0 { true } else { false } }.isEmpty)
+        #expect(!pair.client.isActive)
+    }
+
+    @Test func anErrorOnTheConnectionStopsNewRequestsAndClosesItOnceTheOpenOnesEnd() throws {
+        struct Broken: Error {}
+        let pair = try Pair()
+        let futures = pair.start(1)
+        try pair.carry()
+        pair.client.pipeline.fireErrorCaught(Broken())
+        #expect(!pair.flags.acceptsStreams)
+        #expect(pair.client.isActive, "the request on it still gets its answer")
+        pair.answer(1, status: 200)
+        try pair.carry()
+        #expect(Self.outcome(futures[0]) == Self.ok(200))
+        #expect(!pair.client.isActive)
+        let idle = try Pair()
+        idle.client.pipeline.fireErrorCaught(Broken())
+        #expect(!idle.client.isActive, "nothing open: closed at once")
+    }
+
+    @Test func aRequestWhoseDeadlinePassedWhileWaitingForTheConnectionIsNotSent() throws {
+        let pair = try Pair()
+        let late = pair.start(1, timeout: .zero)
+        try pair.carry()
+        #expect(Self.outcome(late[0]) == .failed(.timeout))
+        #expect(pair.received { if case .headers = $0 { true } else { false } }.isEmpty)
     }
 
     @Test func aRefusedStreamComesBackNotSentAndTheOthersAreAnswered() throws {
@@ -254,7 +297,9 @@ struct APNsConnectionHandlerTests {
 
     @Test func answersForStreamsAlreadyResetStillGiveTheirBytesBackToTheConnectionWindow() throws {
         let pair = try Pair()
-        let count = 40
+        // 70,000 bytes: more than the connection's 65,535-byte window, so the server cannot send them all, nor
+        // anything after them, unless the client gives window back.
+        let count = 70
         let futures = pair.start(count, timeout: .seconds(1))
         try pair.carry()
         // The server answers every stream with a 1,000-byte body, but the bytes are still on their way when every
@@ -266,10 +311,10 @@ struct APNsConnectionHandlerTests {
         try pair.carryToClient()
         try pair.carry()
         let updates = pair.received { if case .windowUpdate = $0 { true } else { false } }.filter { $0.streamID == .rootStream }
-        #expect(!updates.isEmpty, "NIOHTTP2 dropped 40,000 bytes for reset streams; the window must still be given back")
+        #expect(!updates.isEmpty, "NIOHTTP2 dropped every byte (streams reset); the window must still be given back")
         let more = pair.start(1)
         try pair.carry()
-        pair.answer(81, status: 400, body: body)
+        pair.answer(2 * count + 1, status: 400, body: body)
         try pair.carry()
         #expect(Self.outcome(more[0]) == Self.ok(400, body))
     }

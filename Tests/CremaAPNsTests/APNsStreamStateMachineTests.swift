@@ -81,11 +81,15 @@ struct APNsStreamStateMachineTests {
         var machine = Machine()
         let out = machine.start(1)!
         machine.written(out)
-        let heldBack = [machine.start(2)!, machine.start(3)!]
-        let (finishes, unwritten, close) = machine.goAway(lastStreamID: 0)
-        #expect(finishes.map(\.waiter) == [1, 2, 3] && finishes.allSatisfy { $0.outcome == .notSent })
+        let opened = machine.start(2)!
+        machine.opened(opened)
+        let heldBack = [machine.start(3)!, machine.start(4)!]
+        // The largest id there is: only the streams the server never saw opened are unprocessed.
+        let (finishes, unwritten, close) = machine.goAway(lastStreamID: .maxID)
+        #expect(finishes.map(\.waiter) == [3, 4] && finishes.allSatisfy { $0.outcome == .notSent })
         #expect(unwritten == heldBack)
-        #expect(close)
+        #expect(!close, "streams 1 and 2 still wait for their answers")
+        #expect(machine.openStreams == 2)
     }
 
     @Test func aRefusedStreamWasNotProcessedAndAnyOtherResetMayHaveBeen() {

@@ -32,6 +32,9 @@ final class APNsConnection: Sendable {
         self.flags = flags
     }
 
+    /// Whether the connection is still open (it may be finishing its last requests without taking new ones).
+    var isOpen: Bool { channel.isActive }
+
     /// Whether new requests may go here (false after GOAWAY, a close, or when stream ids run out).
     var acceptsStreams: Bool { flags.acceptsStreams && channel.isActive }
 

@@ -78,7 +78,13 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
             return
         }
         let loop = context.eventLoop.assumeIsolated()
+        let now = context.eventLoop.now
         for submission in batch {
+            // Waiting for a connection can outlast a request's deadline: one already late is not sent at all.
+            guard submission.deadline > now else {
+                submission.promise.succeed(.failed(.timeout))
+                continue
+            }
             guard let id = machine.start(Waiter(sendID: submission.sendID, promise: submission.promise)) else {
                 submission.promise.succeed(.notSent)
                 continue
@@ -120,7 +126,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     /// NIOHTTP2 encoded `frame` and handed it to TLS: a request whose END_STREAM went out may reach APNs.
     func wroteFrame(_ frame: HTTP2Frame) {
         switch frame.payload {
-        case .headers(let headers) where headers.endStream: machine.written(frame.streamID)
+        case .headers(let headers): headers.endStream ? machine.written(frame.streamID) : machine.opened(frame.streamID)
         case .data(let data) where data.endStream: machine.written(frame.streamID)
         default: break
         }
@@ -251,6 +257,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
         guard let finish else { return }
         started.removeValue(forKey: finish.waiter.sendID)?.timeout.cancel()
         finish.waiter.promise.succeed(finish.outcome)
+        closeIfDrained()
     }
 
     /// A connection that takes no new streams closes once its last answer is in.

@@ -112,6 +112,8 @@ final class APNsHostLink: Sendable {
 
     private struct State {
         var current: APNsConnection?
+        /// Connections replaced while still open (finishing their last requests), closed with the link.
+        var retired: [APNsConnection] = []
         /// The attempt under way, and its number (so that only it clears itself).
         var connecting: (attempt: Int, task: Task<APNsConnection, any Error>)?
         var attempts = 0
@@ -123,17 +125,22 @@ final class APNsHostLink: Sendable {
         self.connector = connector
     }
 
-    /// A connection that takes new requests, opening one if needed.
+    private enum Next {
+        case ready(APNsConnection)
+        case wait(Task<APNsConnection, any Error>)
+    }
+
+    /// A connection that takes new requests, opening one if needed (one attempt at a time, shared).
     func connection() async throws(APNsClientError) -> APNsConnection {
-        let ready: APNsConnection? = try state.withLock { state throws(APNsClientError) in
+        let next = try state.withLock { state throws(APNsClientError) -> Next in
             guard !state.closed else { throw .shutDown }
-            if let current = state.current, current.acceptsStreams { return current }
-            if state.current != nil { state.current = nil }
-            return nil
-        }
-        if let ready { return ready }
-        let task = state.withLock { state in
-            if let connecting = state.connecting { return connecting.task }
+            if let current = state.current {
+                if current.acceptsStreams { return .ready(current) }
+                state.current = nil
+                state.retired.removeAll { !$0.isOpen }
+                if current.isOpen { state.retired.append(current) }
+            }
+            if let connecting = state.connecting { return .wait(connecting.task) }
             let connector = self.connector
             let endpoint = self.endpoint
             state.attempts += 1
@@ -149,7 +156,12 @@ final class APNsHostLink: Sendable {
                 }
             }
             state.connecting = (attempt, task)
-            return task
+            return .wait(task)
+        }
+        let task: Task<APNsConnection, any Error>
+        switch next {
+        case .ready(let connection): return connection
+        case .wait(let attempt): task = attempt
         }
         do {
             let connection = try await task.value
@@ -163,15 +175,18 @@ final class APNsHostLink: Sendable {
         }
     }
 
-    /// Closes the connection and refuses new sends (``APNsClientError/shutDown``); the future completes when
-    /// it has closed (nil: none was open).
-    func close() -> EventLoopFuture<Void>? {
-        let current = state.withLock { state in
+    /// Closes the connections and refuses new sends (``APNsClientError/shutDown``); the futures complete when
+    /// they have closed.
+    func close() -> [EventLoopFuture<Void>] {
+        let open = state.withLock { state in
             state.closed = true
-            defer { state.current = nil }
-            return state.current
+            defer {
+                state.current = nil
+                state.retired = []
+            }
+            return (state.current.map { [$0] } ?? []) + state.retired
         }
-        return current?.close()
+        return open.map { $0.close() }
     }
 
     /// Attempt `attempt` ended with `connection` (nil: it failed). A connection made after ``close()`` is closed.
@@ -180,6 +195,7 @@ final class APNsHostLink: Sendable {
             if state.connecting?.attempt == attempt { state.connecting = nil }
             guard let connection else { return nil }
             if state.closed { return connection }
+            if let current = state.current, current !== connection, current.isOpen { state.retired.append(current) }
             state.current = connection
             return nil
         }

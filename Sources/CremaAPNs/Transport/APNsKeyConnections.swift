@@ -36,6 +36,6 @@ final class APNsKeyConnections: Sendable {
             defer { state.links = [:] }
             return Array(state.links.values)
         }
-        return links.compactMap { $0.close() }
+        return links.flatMap { $0.close() }
     }
 }

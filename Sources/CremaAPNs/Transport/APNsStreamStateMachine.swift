@@ -20,6 +20,9 @@ struct APNsStreamStateMachine<Waiter> {
         var status: Int?
         var headers = HPACKHeaders()
         var body = ByteBuffer()
+        /// NIOHTTP2 wrote the request's HEADERS towards TLS: the stream exists for the server. Until then it waits
+        /// in NIOHTTP2's buffer of streams over the server's limit, and the server knows nothing of it.
+        var opened = false
         /// NIOHTTP2 wrote the request's last frame (END_STREAM) towards TLS: from then on it may reach APNs. Before
         /// that, the frames are still in NIOHTTP2's buffers (over the stream limit or the flow-control window).
         var written = false
@@ -69,8 +72,14 @@ struct APNsStreamStateMachine<Waiter> {
         return id
     }
 
+    /// NIOHTTP2 wrote the request's HEADERS towards TLS.
+    mutating func opened(_ id: HTTP2StreamID) {
+        streams[id]?.opened = true
+    }
+
     /// NIOHTTP2 wrote the request's last frame towards TLS: from now on a lost connection may have delivered it.
     mutating func written(_ id: HTTP2StreamID) {
+        streams[id]?.opened = true
         streams[id]?.written = true
     }
 
@@ -141,13 +150,14 @@ struct APNsStreamStateMachine<Waiter> {
         return Finish(waiter: stream.waiter, outcome: .failed(.connectionClosed(why)))
     }
 
-    /// GOAWAY: requests above `lastStreamID` were never processed and go elsewhere; the rest keep their streams.
-    /// `unwritten` are the ones still in NIOHTTP2's buffers, to be reset so that their frames are dropped (sent
-    /// after a GOAWAY they would be a connection error). `close` is true when nothing is left to wait for.
+    /// GOAWAY: requests above `lastStreamID`, and those whose stream the server never saw opened (whatever the id:
+    /// a graceful GOAWAY names the largest id there is), were never processed and go elsewhere; the rest keep
+    /// their streams. `unwritten` are the ones still in NIOHTTP2's buffers, to be reset so that their frames are
+    /// dropped (opened after a GOAWAY they would be an error). `close` is true when nothing is left to wait for.
     mutating func goAway(lastStreamID: HTTP2StreamID) -> (finishes: [Finish], unwritten: [HTTP2StreamID], close: Bool) {
         if case .closed = phase { return ([], [], false) }
         phase = .goingAway
-        let unprocessed = streams.keys.filter { $0 > lastStreamID }.sorted()
+        let unprocessed = streams.filter { $0.key > lastStreamID || !$0.value.opened }.keys.sorted()
         var unwritten: [HTTP2StreamID] = []
         let finishes = unprocessed.map { id in
             let stream = streams.removeValue(forKey: id)!
