@@ -18,7 +18,11 @@
 # GET /sim/requests currently gives receivedAt in whole seconds; then the targets are judged on
 # commit -> sent_at.
 #
-# Usage: bench/dispatch-latency.sh [-r RATE] [-d SECONDS] [-w WARMUP_SECONDS] [-q WAIT]  (defaults: -r 200 -d 30 -w 5)
+# Usage: bench/dispatch-latency.sh [-r RATE] [-d SECONDS] [-w WARMUP_SECONDS] [-q WAIT] [-a]  (defaults: -r 200 -d 30 -w 5)
+#   -a: ANALYZE after the set-up, as bench/ingest.sh -a does. The set-up places every order through the API, and the
+#   pool's connections keep the generic plans they made while the tables were nearly empty until an ANALYZE
+#   invalidates them; whether autovacuum's comes before or during the measured load decides the run. With -a the
+#   load runs on plans made from statistics of the data it runs against, as a long-running deployment would.
 #   -q WAIT: wait up to WAIT s for an idle machine before the load. The run is marked NOISY when anything but
 #   crema serve, the simulator, PostgreSQL and the load generator used more than 15 % of a core during it.
 # Environment: CREMA_BIN, BENCH_PORT (default 18092), BENCH_SIM_PORT (default 18444).
@@ -28,14 +32,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rate=200 duration=30 warmup=5 quiet_wait=0
-while getopts "r:d:w:q:" opt; do
+rate=200 duration=30 warmup=5 quiet_wait=0 analyze=0
+while getopts "r:d:w:q:a" opt; do
   case "$opt" in
     r) rate=$OPTARG ;;
     d) duration=$OPTARG ;;
     w) warmup=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
-    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+    a) analyze=1 ;;
+    *) sed -n '2,24p' "$0" >&2; exit 2 ;;
   esac
 done
 port=${BENCH_PORT:-18092}
@@ -44,7 +49,7 @@ CREMA=$(crema_bin)
 PY=$(bench_venv)
 bench_workspace dispatch-latency
 
-{ machine_info; echo "rate: $rate/s, measured: ${duration}s after ${warmup}s warm-up"; } | tee "$out/machine.txt"
+{ machine_info; echo "rate: $rate/s, measured: ${duration}s after ${warmup}s warm-up, ANALYZE after set-up: $analyze"; } | tee "$out/machine.txt"
 
 log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$sim_port; crema serve on 127.0.0.1:$port"
 conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
@@ -63,6 +68,7 @@ orders=$(python3 -c "import math; print(math.ceil($rate * ($warmup + $duration))
 log "setup: $orders orders, each with one customer alert token"
 timeout 600 "$PY" bench/latency_load.py setup --port "$port" --orders "$out/orders.txt" --count "$orders" \
   --pos-key "$BENCH_POS_KEY" --app-key "$BENCH_APP_KEY" > "$out/setup.json"
+[ "$analyze" = 1 ] && psql "$conninfo" -XAq -c ANALYZE
 psql "$conninfo" -XAq -c CHECKPOINT
 sim_curl DELETE /sim/requests > /dev/null
 

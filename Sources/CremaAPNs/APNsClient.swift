@@ -11,7 +11,7 @@ import NIOSSL
 /// Sends pushes to APNs (or a compatible server) over HTTP/2 + TLS with ES256 provider tokens. One instance
 /// serves every app: each send names the key it is signed with, and each key gets its own cached JWT and its own
 /// connection per APNs host. Meant to be shared by every concurrent send: the sends that meet on a connection are
-/// written together (docs/decisions.md "A thin HTTP/2 client for APNs").
+/// written together (docs/decisions.md, "APNs client and simulator", Transport).
 public final class APNsClient: Sendable {
     private let configuration: APNsClientConfiguration
     private let keyring: ProviderTokenKeyring<APNsKeyConnections>
