@@ -40,7 +40,7 @@ while getopts "r:d:w:q:a" opt; do
     w) warmup=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
     a) analyze=1 ;;
-    *) sed -n '2,24p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
   esac
 done
 port=${BENCH_PORT:-18092}

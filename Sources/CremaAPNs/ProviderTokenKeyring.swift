@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 
-/// One provider token cache and one connection pool per signing key: APNs counts a connection that switches
-/// tokens as refreshing too often (429), so keys never share a connection. Keys unused for a whole token lifetime
-/// are dropped and their connections released, so keys retired at run time do not accumulate.
+/// One provider token cache and one set of connections (one per APNs host) per signing key: APNs counts a
+/// connection that switches tokens as refreshing too often (429), so keys never share a connection. Keys unused for
+/// a whole token lifetime are dropped and their connections released, so keys retired at run time do not
+/// accumulate.
 final class ProviderTokenKeyring<Connection: Sendable>: Sendable {
     /// What makes two keys the same for APNs: the team and Key ID it signs as, and the key's own bytes (a key
     /// uploaded again under the same Key ID must not reuse the old key's token).

@@ -35,9 +35,9 @@ struct APNsConnector: Sendable {
     let retriesFailedConnections: Bool
 
     /// APNs never pushes to the client; the other settings are NIOHTTP2's defaults. Streams the client reset (a
-    /// request past its deadline) are remembered by the hundreds, not NIOHTTP2's default 32: an answer that arrives
-    /// for a reset stream NIOHTTP2 no longer remembers is a connection error, and a slow APNs can time out a whole
-    /// window of requests at once.
+    /// request past its deadline) are remembered by the thousand (1,024), not NIOHTTP2's default 32: an answer
+    /// that arrives for a reset stream NIOHTTP2 no longer remembers is a connection error, and a slow APNs can
+    /// time out a whole window of requests at once.
     static let http2: NIOHTTP2Handler.ConnectionConfiguration = {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
         configuration.initialSettings = [
