@@ -222,10 +222,3 @@ public final class APNsClient: Sendable {
 
     private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
 }
-
-extension TimeAmount {
-    /// A Swift `Duration` as NIO's time amount (nanosecond precision).
-    init(_ duration: Duration) {
-        self = .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
-    }
-}

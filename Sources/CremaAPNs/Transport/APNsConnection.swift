@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP2
 import Synchronization
 
 /// What a connection's event loop tells the tasks that send on it: whether it still takes new streams.

@@ -186,7 +186,6 @@ final class APNsConnectionHandler: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let closed = event as? StreamClosedEvent {
             finish(machine.closed(closed.streamID, reason: closed.reason))
-            closeIfDrained()
         } else if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream,
             let inbound = window.inboundWindowSize, let increment = APNsStreamStateMachine<Waiter>.windowIncrement(inbound: inbound)
         {
