@@ -19,12 +19,13 @@ public struct DeliveryRepository: Sendable {
     /// claims a Live Activity row only when no other row of its activity is pending or in flight.
     ///
     /// `apps`: the bundle ids this dispatcher can sign for; rows of other apps are left for an instance that can
-    /// (nil: every app, for the built-in simulator of a private database).
-    public func claim(limit: Int, lease: Duration, apps: Set<String>?) async throws -> [ClaimedDelivery] {
+    /// (nil: every app, for the built-in simulator of a private database). `now` is the dispatcher's clock: what is
+    /// due and when the lease ends are read from it, not from the database's, so a test moves time instead of waiting.
+    public func claim(limit: Int, lease: Duration, apps: Set<String>?, now: Date) async throws -> [ClaimedDelivery] {
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
-            try await connection.pipeline([Self.withdrawStale(), Self.claimable(limit: limit, seconds: seconds, apps: apps)])
+            try await connection.pipeline([Self.withdrawStale(at: now), Self.claimable(limit: limit, seconds: seconds, apps: apps, now: now)])
         }.last ?? []
         return try rows.map { row in
             let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
@@ -46,13 +47,13 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// Claims up to `limit` due rows for `seconds`: pending, signable here, not withdrawn, not behind a push of the
-    /// same sequence still in flight; returns them with their token.
-    static func claimable(limit: Int, seconds: Double, apps: Set<String>?) -> PostgresQuery {
+    /// Claims up to `limit` rows due at `now` for `seconds`: pending, signable here, not withdrawn, not behind a push
+    /// of the same sequence still in flight; returns them with their token.
+    static func claimable(limit: Int, seconds: Double, apps: Set<String>?, now: Date) -> PostgresQuery {
         """
         WITH c AS (
             SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
-            WHERE state = 'pending' AND run_at <= now()
+            WHERE state = 'pending' AND run_at <= \(now)
               AND \(Self.signable(by: apps))
               -- Only Live Activity rows have an order to keep; the CASE spares every other row two function calls.
               AND CASE WHEN d.push_type = 'liveactivity' THEN
@@ -62,7 +63,7 @@ public struct DeliveryRepository: Sendable {
             ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
         ), u AS (
             UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
-                   locked_until = now() + make_interval(secs => \(seconds))
+                   locked_until = \(now)::timestamptz + make_interval(secs => \(seconds))
             FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
             RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                       d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
@@ -94,7 +95,7 @@ public struct DeliveryRepository: Sendable {
 
     /// Pending Live Activity rows that must never go become `superseded` with their send-time reason; rows
     /// another dispatcher holds are skipped (the claim's own check keeps them from being sent meanwhile).
-    static func withdrawStale() -> PostgresQuery {
+    static func withdrawStale(at now: Date) -> PostgresQuery {
         """
         WITH stale AS (
             SELECT d.tenant_id, d.store_id, d.delivery_id, s.code
@@ -108,7 +109,7 @@ public struct DeliveryRepository: Sendable {
             FOR UPDATE OF d SKIP LOCKED
         )
         UPDATE delivery_outbox d
-        SET state = 'superseded', finished_at = now(), locked_until = NULL,
+        SET state = 'superseded', finished_at = \(now), locked_until = NULL,
             reason = coalesce(\(withdrawalSentences)::jsonb ->> s.code, s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
             reason_code = s.code
         FROM stale s WHERE d.tenant_id = s.tenant_id AND d.store_id = s.store_id AND d.delivery_id = s.delivery_id
@@ -199,8 +200,8 @@ public struct DeliveryRepository: Sendable {
                         -- A push that finally went keeps no reason of an earlier failed attempt.
                         last_reason = CASE WHEN r.state = 'sent' THEN NULL ELSE coalesce(r.reason, d.last_reason) END,
                         apns_id = coalesce(r.apns_id, d.apns_id),
-                        sent_at = CASE WHEN r.state = 'sent' THEN now() ELSE d.sent_at END,
-                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN now() END
+                        sent_at = CASE WHEN r.state = 'sent' THEN \(now)::timestamptz ELSE d.sent_at END,
+                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN \(now)::timestamptz END
                     -- Only the attempt this outcome is of: a late outcome of an earlier claim (its lease ran out and the
                     -- row was claimed again) must not overwrite the newer attempt's.
                     FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
@@ -208,12 +209,12 @@ public struct DeliveryRepository: Sendable {
                     RETURNING d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.state, d.push_type, d.target_kind, d.la_event, d.attempts,
                               d.last_status, d.last_reason
                 ), activity AS (
-                    UPDATE push_targets p SET retired_at = now(), retired_reason = r.reason
+                    UPDATE push_targets p SET retired_at = \(now), retired_reason = r.reason
                     FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = r.tenant_id AND p.target_id = r.retire_id AND p.retired_at IS NULL
                       AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
                     RETURNING p.tenant_id, p.store_id, p.order_id, p.customer_ref, p.kind, p.token, p.retired_reason
                 ), customer AS (
-                    UPDATE customer_tokens c SET retired_at = now(), retired_reason = r.reason
+                    UPDATE customer_tokens c SET retired_at = \(now), retired_reason = r.reason
                     FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = r.tenant_id AND c.token_id = r.retire_id
                       AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
                     RETURNING c.tenant_id, NULL::text AS store_id, NULL::uuid AS order_id, c.customer_ref, c.kind, c.token, c.retired_reason
@@ -223,7 +224,7 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// Puts rows whose lease ran out (a dispatcher died mid-send) back to pending, or dead when out of attempts,
+    /// Puts rows whose lease ran out by `now` (a dispatcher died mid-send) back to pending, or dead when out of attempts,
     /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued.
     @discardableResult
     public func rescueExpiredLeases(at now: Date) async throws -> Int {
@@ -234,9 +235,9 @@ public struct DeliveryRepository: Sendable {
                     UPDATE delivery_outbox
                     SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
                         last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
-                        finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+                        finished_at = CASE WHEN attempts >= max_attempts THEN \(now)::timestamptz END,
                         locked_until = NULL
-                    WHERE state = 'inflight' AND locked_until < now()
+                    WHERE state = 'inflight' AND locked_until < \(now)
                     RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
                 ), \(WebhookOutbox.rescueCTEs(at: now))
                 SELECT 1 FROM outcome
@@ -244,15 +245,15 @@ public struct DeliveryRepository: Sendable {
         }
     }
 
-    /// Deletes finished rows older than `retention`, a bounded batch at a time. Returns how many went.
+    /// Deletes rows finished more than `retention` before `now`, a bounded batch at a time. Returns how many went.
     @discardableResult
-    public func prune(olderThan retention: TimeInterval, batch: Int = 5_000) async throws -> Int {
+    public func prune(olderThan retention: TimeInterval, now: Date, batch: Int = 5_000) async throws -> Int {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
                 DELETE FROM delivery_outbox WHERE (tenant_id, store_id, delivery_id) IN (
                     SELECT tenant_id, store_id, delivery_id FROM delivery_outbox
-                    WHERE finished_at < now() - make_interval(secs => \(retention)) LIMIT \(batch))
+                    WHERE finished_at < \(now)::timestamptz - make_interval(secs => \(retention)) LIMIT \(batch))
                 RETURNING 1
                 """).count
         }
@@ -261,16 +262,16 @@ public struct DeliveryRepository: Sendable {
     /// How much is due and how long the oldest due row has waited, for metrics, counting only the rows of `apps`
     /// (what a dispatcher can sign for; nil: all); `unsignable` is how many due rows are of other apps, waiting for
     /// an instance with their key.
-    public func depth(apps: Set<String>?) async throws -> OutboxDepth {
+    public func depth(apps: Set<String>?, now: Date) async throws -> OutboxDepth {
         try await pool.withConnection { connection in
             let row = try await connection.query(
                 """
                 SELECT count(*) FILTER (WHERE due AND signable) AS pending,
                        count(*) FILTER (WHERE state = 'inflight') AS inflight,
-                       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE due AND signable)), 0)::float8 AS oldest,
+                       coalesce(extract(epoch FROM \(now)::timestamptz - min(run_at) FILTER (WHERE due AND signable)), 0)::float8 AS oldest,
                        count(*) FILTER (WHERE due AND NOT signable) AS unsignable
                 FROM (
-                    SELECT state, run_at, state = 'pending' AND run_at <= now() AS due,
+                    SELECT state, run_at, state = 'pending' AND run_at <= \(now) AS due,
                            \(Self.signable(by: apps)) AS signable
                     FROM delivery_outbox WHERE state IN ('pending', 'inflight')
                 ) d

@@ -11,7 +11,6 @@ import CremaTestSupport
 import Foundation
 import HTTPTypes
 import Logging
-import Synchronization
 import Testing
 
 /// Tenants end to end (docs/tenants.md): two brands with their own bundle ids, teams and keys in one Crema,
@@ -168,9 +167,11 @@ import Testing
             let id = try await Self.harborAlert(h, keys, customer: "c-1", token: token)
             await h.simulator.received(token: token)
             #expect(h.simulator.records(token: token).first?.reason == "InvalidProviderToken")
-            // A key APNs accepts: the waiting push goes out with it. It can only be claimed again once the refused
-            // attempt was recorded, and the key marked before that, so the second arrival is the event to wait on.
+            // A key APNs accepts: the waiting push goes out with it, once its hold is over (`drained` moves the clock
+            // there rather than waiting). It can only be claimed again once the refused attempt was recorded, and the
+            // key marked before that.
             try await Self.addKey(h, Self.harborKey)
+            #expect(try await h.drained(id))
             await h.simulator.received(token: token, count: 2)
             let records = h.simulator.records(token: token)
             #expect(records.count == 2 && records.last?.keyID == "HARBORKEY1")
@@ -214,9 +215,9 @@ import Testing
                 logger: Logger(label: "test"))
             try await keyring.reload()
             #expect(keyring.apps == ["cafe.crema.test"])
-            #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps).isEmpty)
+            #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps, now: Date()).isEmpty)
             // Another instance that holds harbor's key claims it.
-            let claimed = try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: [Self.harborApp])
+            let claimed = try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: [Self.harborApp], now: Date())
             #expect(claimed.count == 1 && claimed.first?.bundleID == Self.harborApp && claimed.first?.topic == Self.harborApp)
         }
     }
@@ -284,12 +285,4 @@ import Testing
             #expect((home.json["orders"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == [homeOrder])
         }
     }
-}
-
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let current: Mutex<Date>
-    init(_ start: Date) { current = Mutex(start) }
-    var now: Date { current.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

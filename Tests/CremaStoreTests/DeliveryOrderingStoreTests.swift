@@ -81,7 +81,7 @@ import Testing
                     if DeliveryOrdering.decide(snapshot[index], among: snapshot, order: facts) == .send { expected[index].state = .inflight }
                 }
 
-                _ = try await deliveries.claim(limit: 1_000, lease: .seconds(60), apps: nil)
+                _ = try await deliveries.claim(limit: 1_000, lease: .seconds(60), apps: nil, now: Date())
                 let actual = try await states(db, order: order)
                 for row in expected {
                     #expect(actual[row.id]?.0 == row.state.rawValue, "trial \(trial), row \(row.id): \(rows.map { ($0.id, $0.liveActivityEvent, $0.state) })")
@@ -99,15 +99,15 @@ import Testing
             let (order, target) = try await activityOrder(store, posRef: "T-x")
             let deliveries = DeliveryRepository(pool: db.pool)
             _ = try await insert(db, order: order, target: target, event: .update, state: .pending)
-            let update = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            let update = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).first)
             let end = try await insert(db, order: order, target: target, event: .end, state: .pending)
             // The end waits for the update in flight.
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).isEmpty)
             try await deliveries.record([DeliveryResult(delivery: update, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))], now: Date())
             let after = try await states(db, order: order)
             #expect(after[update.id]?.0 == "superseded")
             #expect(after[update.id]?.1 == "superseded_by_end")
-            let next = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            let next = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date())
             #expect(next.map(\.id) == [end])
         }
     }
@@ -121,14 +121,14 @@ import Testing
             let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
             let order = try StoreFixtures.orderID(placed)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let start = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            let start = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).first)
             _ = try await store.apply(
                 .canceled(reason: "left"), to: order, in: .default, expectedVersion: nil, role: .pos, request: StoreFixtures.request(scope: "pos"))
             try await deliveries.record([DeliveryResult(delivery: start, outcome: .retry(at: Date(), status: 503, reason: "ServiceUnavailable"))], now: Date())
             let after = try await states(db, order: order)
             #expect(after[start.id]?.0 == "superseded")
             #expect(after[start.id]?.1 == "start_order_finished")
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).isEmpty)
         }
     }
 }

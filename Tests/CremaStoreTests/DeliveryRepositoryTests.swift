@@ -28,12 +28,27 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let first = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            let first = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date())
             #expect(first.count == 1)
             #expect(first.first?.token == String(repeating: "ab", count: 32))
             #expect(first.first?.attempts == 1)
             #expect(first.first?.pushType == .alert)
-            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).isEmpty)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).isEmpty)
+        }
+    }
+
+    @Test("a row is due and its lease ends by the dispatcher's clock, not the database's")
+    func dueByTheDispatchersClock() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let plannedAt = try await db.scalar("SELECT run_at FROM delivery_outbox WHERE push_type = 'alert' AND state = 'pending'", as: Date.self)
+            // A minute before the row's time by the dispatcher's clock it is not due, whatever the database's clock says.
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: plannedAt.addingTimeInterval(-60)).isEmpty)
+            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: plannedAt)
+            #expect(claimed.count == 1)
+            let lease = try await db.scalar("SELECT locked_until FROM delivery_outbox WHERE state = 'inflight'", as: Date.self)
+            #expect(abs(lease.timeIntervalSince(plannedAt) - 60) < 0.001)
         }
     }
 
@@ -42,16 +57,16 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 0)
-            // The lease runs out: its end is moved into the past rather than waited for.
-            try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
+            let claimedAt = Date()
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt)
+            #expect(try await deliveries.rescueExpiredLeases(at: claimedAt.addingTimeInterval(59)) == 0)
+            // The lease runs out on the dispatcher's clock: the clock is moved past it rather than waited for.
+            #expect(try await deliveries.rescueExpiredLeases(at: claimedAt.addingTimeInterval(61)) == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "pending")
             try await db.pool.withConnection { c in _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1") }
-            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
-            try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
+            let reclaimedAt = claimedAt.addingTimeInterval(120)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: reclaimedAt).count == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: reclaimedAt.addingTimeInterval(61)) == 1)
             #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "dead")
         }
     }
@@ -69,10 +84,11 @@ import Testing
                 _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
             }
             let deliveries = DeliveryRepository(pool: db.pool)
-            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
-            try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 0)
+            let claimedAt = Date()
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt)
+            let expired = claimedAt.addingTimeInterval(61)
+            #expect(try await deliveries.rescueExpiredLeases(at: expired) == 1)
+            #expect(try await deliveries.rescueExpiredLeases(at: expired) == 0)
             let body = try await db.scalar("SELECT body::text FROM webhook_events WHERE event_type = 'delivery.dead'", as: String.self)
             let data = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
             let delivery = try #require((data["data"] as? [String: Any])?["delivery"] as? [String: Any])
@@ -88,11 +104,12 @@ import Testing
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let first = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            let claimedAt = Date()
+            let first = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt).first)
             // The first dispatcher loses the database past its lease; another rescues the row and claims it again.
-            try await expireLeases(db)
-            #expect(try await deliveries.rescueExpiredLeases(at: Date()) == 1)
-            let second = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil).first)
+            let expired = claimedAt.addingTimeInterval(61)
+            #expect(try await deliveries.rescueExpiredLeases(at: expired) == 1)
+            let second = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: expired).first)
             #expect(second.id == first.id)
             #expect(second.attempts == 2)
             // The first comes back and records its attempt: the row is the second attempt's, so nothing changes.
@@ -106,19 +123,12 @@ import Testing
         }
     }
 
-    /// Ends every running lease a second ago, as if the dispatcher holding it had died.
-    private func expireLeases(_ db: TestDatabase) async throws {
-        try await db.pool.withConnection { c in
-            _ = try await c.query("UPDATE delivery_outbox SET locked_until = now() - interval '1 second' WHERE state = 'inflight'")
-        }
-    }
-
     @Test("a token-retiring outcome kills the row and retires the token; later pushes to it are skipped at claim")
     func retirement() async throws {
         try await TestDatabase.with { db in
             let (_, id) = try await pendingAlert(db)
             let deliveries = DeliveryRepository(pool: db.pool)
-            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil)
+            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date())
             try await deliveries.record([DeliveryResult(delivery: claimed[0], outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))], now: Date())
             #expect(try await db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self) == 1)
             let log = try #require(try await deliveries.log(orderID: id, in: .default))
@@ -139,7 +149,7 @@ import Testing
             let before = try await db.scalar("SELECT count(*) FROM delivery_outbox", as: Int.self)
             let skipped = try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'skipped'", as: Int.self)
             #expect(skipped > 0)
-            #expect(try await deliveries.prune(olderThan: 72 * 3600) == skipped)
+            #expect(try await deliveries.prune(olderThan: 72 * 3600, now: Date()) == skipped)
             #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox", as: Int.self) == before - skipped)
             #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'pending'", as: Int.self) == 1)
         }
@@ -149,11 +159,11 @@ import Testing
     func depth() async throws {
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
-            let depth = try await DeliveryRepository(pool: db.pool).depth(apps: nil)
+            let depth = try await DeliveryRepository(pool: db.pool).depth(apps: nil, now: Date())
             #expect(depth.pending == 1 && depth.unsignable == 0)
             #expect(depth.inflight == 0)
             #expect(depth.oldestPendingAge >= 0)
-            let elsewhere = try await DeliveryRepository(pool: db.pool).depth(apps: ["com.other.app"])
+            let elsewhere = try await DeliveryRepository(pool: db.pool).depth(apps: ["com.other.app"], now: Date())
             #expect(elsewhere.pending == 0 && elsewhere.unsignable == 1)
         }
     }

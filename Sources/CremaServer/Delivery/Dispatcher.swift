@@ -122,7 +122,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     }
                     var claimedAll = false
                     if !stopping, let limit = window.claimLimit {
-                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps)
+                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: configuration.now())
                         window.started(batch.count)
                         for delivery in batch {
                             group.addTask {
@@ -161,6 +161,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
             }
         }
     }
+
+    /// Seconds between prunes of finished rows.
+    static let pruneInterval: TimeInterval = 600
 
     /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable, a
     /// few times; an error in the outcomes themselves would fail every time, so those are given up at once.
@@ -257,16 +260,18 @@ public struct Dispatcher: Service, CustomStringConvertible {
         return .retry(at: configuration.now().addingTimeInterval(delay), status: status, reason: reason)
     }
 
-    /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes.
+    /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes of the
+    /// dispatcher's clock.
     func maintain() async {
-        var lastPrune = ContinuousClock.now - .seconds(600)
+        var lastPrune: Date?
         var waitingForKey = 0
         while !Task.isCancelled {
             do {
-                let rescued = try await store.rescueExpiredLeases(at: configuration.now())
+                let now = configuration.now()
+                let rescued = try await store.rescueExpiredLeases(at: now)
                 if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
                 try await keyring.reloadIfDue()
-                let depth = try await store.depth(apps: keyring.apps)
+                let depth = try await store.depth(apps: keyring.apps, now: now)
                 metrics.depth(depth)
                 // Said when it starts and when it ends, not every tick.
                 if depth.unsignable > 0, waitingForKey == 0 {
@@ -277,10 +282,10 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     logger.info("no push waits for a key this instance lacks any more")
                 }
                 waitingForKey = depth.unsignable
-                if ContinuousClock.now - lastPrune >= .seconds(600) {
-                    let pruned = try await store.prune(olderThan: configuration.retention)
+                if lastPrune.map({ now.timeIntervalSince($0) >= Self.pruneInterval }) ?? true {
+                    let pruned = try await store.prune(olderThan: configuration.retention, now: now)
                     if pruned > 0 { logger.info("pruned finished deliveries", metadata: ["count": "\(pruned)"]) }
-                    lastPrune = .now
+                    lastPrune = now
                 }
             } catch {
                 logger.debug("outbox maintenance failed", metadata: ["error": "\(error)"])

@@ -127,9 +127,9 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// Rescues expired leases every few seconds and prunes every ten minutes.
+    /// Rescues expired leases every few seconds and prunes every ten minutes of the dispatcher's clock.
     func maintain() async {
-        var lastPrune = ContinuousClock.now - .seconds(600)
+        var lastPrune: Date?
         while !Task.isCancelled {
             do {
                 let now = configuration.now()
@@ -137,10 +137,10 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
                 if rescued > 0 { logger.warning("rescued webhook deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
                 let depth = try await store.depth(now: now)
                 metrics.depth(pending: depth.pending, inflight: depth.inflight, dead: depth.dead, oldest: depth.oldest)
-                if ContinuousClock.now - lastPrune >= .seconds(600) {
+                if lastPrune.map({ now.timeIntervalSince($0) >= Dispatcher.pruneInterval }) ?? true {
                     let pruned = try await store.prune(olderThan: configuration.retention, now: now)
                     if pruned > 0 { logger.info("pruned sent webhook deliveries", metadata: ["count": "\(pruned)"]) }
-                    lastPrune = .now
+                    lastPrune = now
                 }
             } catch {
                 logger.debug("webhook maintenance failed", metadata: ["error": "\(error)"])
