@@ -127,10 +127,16 @@ import Testing
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1, acquireTimeout: .milliseconds(200)))
             let (held, release) = AsyncStream<Void>.makeStream()
+            let (leased, lease) = AsyncStream<Void>.makeStream()
             let holder = Task {
-                try await pool.withConnection { _ in for await _ in held {} }
+                try await pool.withConnection { _ in
+                    lease.finish()
+                    for await _ in held {}
+                }
             }
-            while await pool.usage.leased == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            // The only connection is taken once the holder is inside it.
+            for await _ in leased {}
+            #expect(await pool.usage.leased == 1)
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withConnection { try await $0.query("SELECT 1") }
             }

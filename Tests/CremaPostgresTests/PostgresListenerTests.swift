@@ -241,11 +241,19 @@ private func eventually<T>(
     }
 }
 
-/// Reads a stream on a task of its own and keeps what it saw.
+/// Reads a stream on a task of its own and keeps what it saw. A wait resumes on the event that satisfies it (no
+/// polling); one the stream can no longer satisfy fails when the stream ends, and the suite's time limit bounds the rest.
 private actor EventRecorder {
     private(set) var events: [PostgresListenerEvent] = []
     private(set) var isFinished = false
     private var reader: Task<Void, Never>?
+    private var waiters: [UUID: Waiter] = [:]
+
+    /// A wait for `condition` (nil: for the end of the stream).
+    private struct Waiter {
+        var condition: (@Sendable ([PostgresListenerEvent]) -> Bool)?
+        var continuation: CheckedContinuation<[PostgresListenerEvent], any Error>
+    }
 
     init(_ stream: AsyncStream<PostgresListenerEvent>) {
         Task { await self.start(stream) }
@@ -258,19 +266,66 @@ private actor EventRecorder {
         }
     }
 
-    private func append(_ event: PostgresListenerEvent) { events.append(event) }
-    private func markFinished() { isFinished = true }
+    private func append(_ event: PostgresListenerEvent) {
+        events.append(event)
+        settle()
+    }
+
+    private func markFinished() {
+        isFinished = true
+        settle()
+    }
+
+    /// Resumes every wait that is satisfied, or that can no longer be because the stream ended.
+    private func settle() {
+        for (id, waiter) in waiters {
+            if let condition = waiter.condition {
+                if condition(events) {
+                    waiter.continuation.resume(returning: events)
+                } else if isFinished {
+                    waiter.continuation.resume(throwing: NeverHappened(description: "the stream ended first; it saw \(events)"))
+                } else {
+                    continue
+                }
+            } else if isFinished {
+                waiter.continuation.resume(returning: events)
+            } else {
+                continue
+            }
+            waiters[id] = nil
+        }
+    }
+
+    private func wait(_ id: UUID, for condition: (@Sendable ([PostgresListenerEvent]) -> Bool)?) async throws -> [PostgresListenerEvent] {
+        try await withCheckedThrowingContinuation { continuation in
+            // Cancelled before it was registered: the cancellation handler found nothing to abandon.
+            guard !Task.isCancelled else { return continuation.resume(throwing: CancellationError()) }
+            waiters[id] = Waiter(condition: condition, continuation: continuation)
+            settle()
+        }
+    }
+
+    private func abandon(_ id: UUID) {
+        waiters.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
+    }
 
     /// Waits until the events seen so far satisfy `condition`, and returns them.
     @discardableResult
     nonisolated func waitFor(_ condition: @escaping @Sendable ([PostgresListenerEvent]) -> Bool) async throws -> [PostgresListenerEvent] {
-        try await eventually {
-            let events = await self.events
-            return condition(events) ? events : nil
+        let id = UUID()
+        return try await withTaskCancellationHandler {
+            try await wait(id, for: condition)
+        } onCancel: {
+            Task { await self.abandon(id) }
         }
     }
 
     nonisolated func waitUntilFinished() async throws {
-        _ = try await eventually { await self.isFinished ? true : nil }
+        let id = UUID()
+        _ = try await withTaskCancellationHandler {
+            try await wait(id, for: nil)
+        } onCancel: {
+            Task { await self.abandon(id) }
+        }
     }
 }
