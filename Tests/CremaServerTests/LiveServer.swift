@@ -15,6 +15,8 @@ import Testing
 struct LiveServer: Sendable {
     let port: Int
     let registry: PrometheusCollectorRegistry
+    /// The server's database, for a test that looks at (or holds locks in) what the server works on.
+    let db: TestDatabase
 
     static let healthRequest = "GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n"
 
@@ -22,15 +24,16 @@ struct LiveServer: Sendable {
     /// serve through Hummingbird's own server, and `CremaHTTPApplication` refuses it). One event loop serves it:
     /// it accepts connections in their order and finishes each one's set-up, and a close's clean-up, before it
     /// reads anything newer, so an answer to a later request is the event a test waits for, never a time.
-    static func run(_ limits: ConnectionLimits, _ label: String = #function, _ body: @escaping @Sendable (LiveServer) async throws -> Void)
-        async throws
-    {
+    static func run(
+        _ limits: ConnectionLimits, _ label: String = #function, logger: Logger = Logger(label: "test"),
+        _ body: @escaping @Sendable (LiveServer) async throws -> Void
+    ) async throws {
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             try await TestDatabase.with(label) { db in
                 let dependencies = try APIHarness.dependencies(pool: db.pool)
-                try await serve(dependencies, limits: limits, eventLoopGroup: loop) { port in
-                    try await body(LiveServer(port: port, registry: dependencies.registry))
+                try await serve(dependencies, limits: limits, eventLoopGroup: loop, logger: logger) { port in
+                    try await body(LiveServer(port: port, registry: dependencies.registry, db: db))
                 }
             }
         } catch {
@@ -43,11 +46,12 @@ struct LiveServer: Sendable {
     /// Runs the application as `crema serve` does, on a free port, until `body` (given the port) returns.
     static func serve(
         _ dependencies: CremaApplication.Dependencies, limits: ConnectionLimits = .init(),
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, _ body: @escaping @Sendable (Int) async throws -> Void
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "test"),
+        _ body: @escaping @Sendable (Int) async throws -> Void
     ) async throws {
         let (ports, listening) = AsyncStream<Int>.makeStream()
         let app = CremaApplication.build(
-            dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"), limits: limits, eventLoopGroup: eventLoopGroup
+            dependencies, host: "127.0.0.1", port: 0, logger: logger, limits: limits, eventLoopGroup: eventLoopGroup
         ) { port in listening.yield(port) }
         let services = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { group in

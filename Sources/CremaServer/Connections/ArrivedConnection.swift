@@ -6,9 +6,12 @@ import Synchronization
 /// unclosed, so one never served (the server stopped between the head and the task) closes itself.
 final class ArrivedConnection: Sendable {
     private let value: Mutex<NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>?>
+    /// Tells the connection's task that its client left mid-request.
+    let clientGone: ClientGoneWatch
 
-    init(_ connection: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) {
+    init(_ connection: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, clientGone: ClientGoneWatch) {
         value = Mutex(connection)
+        self.clientGone = clientGone
     }
 
     /// The connection, to its one task; nil after the first call.

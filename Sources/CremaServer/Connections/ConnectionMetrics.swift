@@ -2,13 +2,15 @@ import Prometheus
 
 /// The connection guard's Prometheus series: connections refused past the cap, connections closed by a
 /// deadline (by phase: `request` for the read timeout, `idle` between requests), connections open now, and
-/// how many of those have not yet sent a whole request head (stalled or slow clients, holding no task).
+/// how many of those have not yet sent a whole request head (stalled or slow clients, holding no task), and requests
+/// whose client left before their answer.
 struct ConnectionMetrics: Sendable {
     let refused: Counter
     let timedOutReading: Counter
     let timedOutIdle: Counter
     let open: Gauge
     let waitingForFirstRequest: Gauge
+    let abandoned: Counter
 
     init(registry: PrometheusCollectorRegistry) {
         refused = registry.makeCounter(
@@ -28,5 +30,9 @@ struct ConnectionMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "crema", subsystem: "http", metricName: "connections_awaiting_first_request", unitName: "",
                 helpText: "Open HTTP connections whose first request head has not arrived yet (no task serves them yet)."))
+        abandoned = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "crema", subsystem: "http", metricName: "requests_abandoned", unitName: "total",
+                helpText: "Requests whose client left before their answer ended; their work (and its statement) was cancelled."))
     }
 }

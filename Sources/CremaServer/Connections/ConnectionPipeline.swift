@@ -51,10 +51,12 @@ struct ConnectionPipeline: Sendable {
             withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: decoderLimits)
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+        let clientGone = ClientGoneWatch()
+        try pipeline.addHandler(ClientGoneHandler(watch: clientGone, abandoned: metrics.abandoned))
         try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, metrics: metrics, readingUntil: readingUntil))
         try pipeline.addHandler(ProtocolErrorHandler(routes: routes))
         // Closes the connection after the answer in progress when the server shuts down (idle ones at once).
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-        try pipeline.addHandler(FirstRequestHandler(handOver: handOver))
+        try pipeline.addHandler(FirstRequestHandler(clientGone: clientGone, handOver: handOver))
     }
 }

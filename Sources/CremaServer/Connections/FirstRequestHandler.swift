@@ -7,10 +7,14 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
+    private let clientGone: ClientGoneWatch
     private let handOver: @Sendable (ArrivedConnection) -> Void
 
-    /// - Parameter handOver: receives the wrapped connection, on its event loop, once.
-    init(handOver: @escaping @Sendable (ArrivedConnection) -> Void) {
+    /// - Parameters:
+    ///   - clientGone: the connection's watch, handed over with it so its task can be cancelled when the client leaves.
+    ///   - handOver: receives the wrapped connection, on its event loop, once.
+    init(clientGone: ClientGoneWatch, handOver: @escaping @Sendable (ArrivedConnection) -> Void) {
+        self.clientGone = clientGone
         self.handOver = handOver
     }
 
@@ -24,7 +28,7 @@ final class FirstRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             let connection = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                 wrappingChannelSynchronously: context.channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             context.fireChannelRead(data)
-            handOver(ArrivedConnection(connection))
+            handOver(ArrivedConnection(connection, clientGone: clientGone))
             // Its work is done: every later part and event goes straight to the wrapper.
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         } catch {

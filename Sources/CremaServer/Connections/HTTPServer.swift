@@ -60,7 +60,17 @@ struct HTTPServer: Service, CustomStringConvertible {
                 await withDiscardingTaskGroup { group in
                     for await arrival in arrivals {
                         guard let channel = arrival.take() else { continue }
-                        group.addTask { await connection.handle(value: channel, logger: logger) }
+                        let clientGone = arrival.clientGone
+                        group.addTask {
+                            // A client that leaves mid-request cancels its answer, and with it the statement it waits on.
+                            let answering = Task { await connection.handle(value: channel, logger: logger) }
+                            clientGone.whenGone { answering.cancel() }
+                            await withTaskCancellationHandler {
+                                await answering.value
+                            } onCancel: {
+                                answering.cancel()
+                            }
+                        }
                     }
                 }
             } onCancel: {

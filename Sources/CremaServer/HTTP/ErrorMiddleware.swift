@@ -24,6 +24,12 @@ struct ErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
+            if Task.isCancelled {
+                // The client left mid-request (ClientGoneHandler) or the server is stopping: no one reads this answer,
+                // and the failure is the cancellation, not a fault to report.
+                context.logger.info("request cancelled before its answer", metadata: ["error": "\(error)"])
+                return try APIError.internalError.response(from: request, context: context)
+            }
             var apiError = APIError(error, uploadLimit: context.maxUploadSize)
             if apiError == .notFound {
                 let allowed = routes.methods(for: request.uri.path)

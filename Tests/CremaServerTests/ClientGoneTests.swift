@@ -1,0 +1,88 @@
+import CremaCore
+import CremaPostgres
+import CremaServer
+import CremaService
+import CremaStore
+import CremaTestSupport
+import Foundation
+import InMemoryLogging
+import Logging
+import NIOCore
+import Testing
+
+/// A client that leaves while its request waits on the database (issue #13): the request's task is cancelled, and
+/// the driver cancels the statement on the server, instead of leaving it to hold a connection and its locks.
+@Suite(.timeLimit(.minutes(2))) struct ClientGoneTests {
+    @Test func aClientThatLeavesMidRequestHasItsStatementCancelledOnTheServer() async throws {
+        let handler = InMemoryLogHandler()
+        try await LiveServer.run(.init(), logger: Logger(label: "test") { _ in handler }) { server in
+            let service = OrderService(database: CremaDatabase(pool: server.db.pool))
+            _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
+            let placed = try await service.place(
+                OrderPlacement(
+                    storeID: "market-st", posRef: "T-1", customerRef: "c-1", displayName: "Ana", locale: "en", items: [OrderItem(name: "Latte")],
+                    eta: Date().addingTimeInterval(600)),
+                in: .default, role: .pos, request: IdempotentRequest(scope: "pos", key: "k", path: "p", body: "{}"))
+            let object = try JSONSerialization.jsonObject(with: Data(placed.body.utf8)) as? [String: Any]
+            let text = try #require(object?["id"] as? String)
+            let id = try #require(UUID(uuidString: text))
+            let version: PostgresQuery = "SELECT version FROM orders WHERE order_id = \(id)"
+            let before = try await server.db.scalar(version, as: Int.self)
+            let waiting: PostgresQuery = """
+                SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE NOT l.granted AND a.datname = current_database()
+                """
+
+            // The test holds the order's row, so the event's statement waits on the server for it.
+            try await server.db.pool.withTransaction { holder in
+                _ = try await holder.query("SELECT 1 FROM orders WHERE order_id = \(id) FOR UPDATE")
+                let body = #"{"type":"started","barista":"Sam"}"#
+                let request = """
+                    POST /v1/orders/\(id.uuidString.lowercased())/events HTTP/1.1\r
+                    Host: crema\r
+                    Authorization: Bearer \(APIHarness.keys[.barista]!)\r
+                    Idempotency-Key: gone-1\r
+                    Content-Type: application/json\r
+                    Content-Length: \(body.utf8.count)\r
+                    \r
+                    \(body)
+                    """
+                try await server.connect().executeThenClose { _, outbound in
+                    try await outbound.write(ByteBuffer(string: request))
+                    // Another process's state: polled until the server's statement waits for the row.
+                    try await Self.until { try await server.db.scalar(waiting, as: Int.self) > 0 }
+                }
+                // The client is gone; its statement stops waiting while the row is still held here.
+                try await Self.until { try await server.db.scalar(waiting, as: Int.self) == 0 }
+            }
+            try await Self.until { handler.entries.contains { "\($0.message)" == "request cancelled before its answer" } }
+            let cancelled = try #require(handler.entries.first { "\($0.message)" == "request cancelled before its answer" })
+            // Cancelled on the server (query_canceled), not ended by the session's lock timeout (55P03).
+            #expect(cancelled.metadata["error"].map { "\($0)".contains("57014") } == true, "\(cancelled.metadata)")
+            #expect(server.metric("crema_http_requests_abandoned_total") == 1)
+            let after = try await server.db.scalar(version, as: Int.self)
+            #expect(after == before)
+            // The pool's connection serves the next request.
+            try await server.answerOnNewConnection()
+        }
+    }
+
+    @Test func aClientThatLeavesBetweenRequestsCancelsNothing() async throws {
+        try await LiveServer.run(.init()) { server in
+            let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\nConnection: close\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            try await server.connect().executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                let answer = try await LiveServer.exchange(LiveServer.healthRequest, outbound, &iterator)
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            }
+            try await server.answerOnNewConnection()
+            #expect(server.metric("crema_http_requests_abandoned_total") == 0)
+        }
+    }
+
+    /// Polls `condition` (another process's state) until it holds; the suite's time limit bounds it.
+    private static func until(_ condition: () async throws -> Bool) async throws {
+        while try await !condition() { try await Task.sleep(for: .milliseconds(20)) }
+    }
+}
