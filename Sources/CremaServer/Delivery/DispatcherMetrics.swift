@@ -47,8 +47,11 @@ struct DispatcherMetrics: Sendable {
     }
 
     func recordLatency(_ duration: Duration, pushType: APNsPushType) {
+        // Planned and sent are read from two clocks (two hosts, or the plan's time rounded to microseconds by the
+        // database), so a send can seem a hair earlier than its plan. Recorded as zero: a negative Duration traps
+        // swift-prometheus when it renders /metrics.
         registry.makeDurationHistogram(descriptor: Self.latency, labels: [("push_type", pushType.rawValue)], buckets: Self.buckets)
-            .record(duration)
+            .record(max(duration, .zero))
     }
 
     func depth(_ depth: OutboxDepth) {
