@@ -20,6 +20,8 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// False after a reconnect whose session set-up failed, or after a send failed midway: the next lease
     /// reconnects.
     private var sessionConfigured = true
+    /// A cancel went out since the last reset: the reset at the next lease is routine, not a broken connection.
+    private var cancelledSinceReset = false
     /// `BEGIN …` to send ahead of the next flight (``begin(_:)``), so opening a transaction costs no round trip.
     private var pendingBegin: String?
     /// Statement text → the name it is prepared under on this connection.
@@ -170,6 +172,10 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
     }
 
+    /// Whether a statement of this connection was cancelled since its last reset (a client left mid-request): why
+    /// it is reset at its next lease, which is then routine rather than a fault.
+    public var wasCancelled: Bool { lock.withLock { cancelledSinceReset } }
+
     /// Re-establishes a broken connection with the same parameters (`PQreset`, blocking: on a dispatch queue).
     public func reconnect() async throws(PostgresError) {
         let detached: OpaquePointer? = lock.withLock {
@@ -177,6 +183,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             pendingBegin = nil
             prepared = [:]
             sessionConfigured = false
+            cancelledSinceReset = false
             return handle
         }
         guard let detached else { throw PostgresError(.closed) }
@@ -413,6 +420,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         let running = lock.withLock {
             guard flight != nil else { return false }
             sessionConfigured = false
+            cancelledSinceReset = true
             return true
         }
         guard running else { return }

@@ -134,7 +134,12 @@ public actor PostgresPool {
             return try await PostgresConnection.connect(configuration.conninfo, logger: logger)
         }
         if await connection.isUsable() { return connection }
-        logger.info("reconnecting a broken database connection")
+        if connection.wasCancelled {
+            // A cancel may land after its statement ended, on whatever runs next: a new backend never sees it.
+            logger.debug("resetting a database connection after a cancelled statement")
+        } else {
+            logger.info("reconnecting a broken database connection")
+        }
         try await connection.reconnect()
         return connection
     }

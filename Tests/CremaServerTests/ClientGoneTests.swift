@@ -81,6 +81,17 @@ import Testing
         }
     }
 
+    @Test func anAnswerTheServerWritesRawAndClosesOnIsNotCountedAsTheClientLeaving() async throws {
+        try await LiveServer.run(.init()) { server in
+            // A CONNECT is answered in front of the encoder (no `.end` passes the handler) and the server then closes
+            // the connection: its close, not the client's.
+            let connect = try await server.sendAndReadUntilClosed("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+            #expect(connect.hasPrefix("HTTP/1.1 4"), "\(connect)")
+            try await server.answerOnNewConnection()
+            #expect(server.metric("crema_http_requests_abandoned_total") == 0)
+        }
+    }
+
     /// Polls `condition` (another process's state) until it holds; the suite's time limit bounds it.
     private static func until(_ condition: () async throws -> Bool) async throws {
         while try await !condition() { try await Task.sleep(for: .milliseconds(20)) }

@@ -12,6 +12,9 @@ struct ErrorMiddleware: RouterMiddleware {
     /// Every request fails the same way while the database is down: one line per `databaseLogInterval` tells it.
     let databaseFailures: SharedFailureLog
 
+    /// What a request cancelled because its client left is recorded as (nginx's 499); no client reads it.
+    static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
+
     /// Seconds between two "database unavailable" lines while every request fails.
     static let databaseLogInterval: TimeInterval = 10
 
@@ -26,9 +29,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch {
             if Task.isCancelled {
                 // The client left mid-request (ClientGoneHandler) or the server is stopping: no one reads this answer,
-                // and the failure is the cancellation, not a fault to report.
+                // and the failure is the cancellation, not a fault to report. 499 as nginx logs it: not a 5xx.
                 context.logger.info("request cancelled before its answer", metadata: ["error": "\(error)"])
-                return try APIError.internalError.response(from: request, context: context)
+                return Response(status: Self.clientClosedRequest)
             }
             var apiError = APIError(error, uploadLimit: context.maxUploadSize)
             if apiError == .notFound {
