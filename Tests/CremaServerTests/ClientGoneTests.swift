@@ -5,7 +5,6 @@ import CremaService
 import CremaStore
 import CremaTestSupport
 import Foundation
-import InMemoryLogging
 import Logging
 import NIOCore
 import Testing
@@ -14,8 +13,8 @@ import Testing
 /// the driver cancels the statement on the server, instead of leaving it to hold a connection and its locks.
 @Suite(.timeLimit(.minutes(2))) struct ClientGoneTests {
     @Test func aClientThatLeavesMidRequestHasItsStatementCancelledOnTheServer() async throws {
-        let handler = InMemoryLogHandler()
-        try await LiveServer.run(.init(), logger: Logger(label: "test") { _ in handler }) { server in
+        let (lines, line) = AsyncStream<LogEvent>.makeStream()
+        try await LiveServer.run(.init(), logger: Logger(label: "test") { _ in StreamingLogHandler(line) }) { server in
             let service = OrderService(database: CremaDatabase(pool: server.db.pool))
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             let placed = try await service.place(
@@ -49,16 +48,17 @@ import Testing
                     """
                 try await server.connect().executeThenClose { _, outbound in
                     try await outbound.write(ByteBuffer(string: request))
-                    // Another process's state: polled until the server's statement waits for the row.
-                    try await Self.until { try await server.db.scalar(waiting, as: Int.self) > 0 }
+                    // PostgreSQL's lock table is another process's state with no event to wait on: polled until the
+                    // server's statement waits for the row (a cancel before that would never reach the server).
+                    while try await server.db.scalar(waiting, as: Int.self) == 0 { try await Task.sleep(for: .milliseconds(20)) }
                 }
-                // The client is gone; its statement stops waiting while the row is still held here.
-                try await Self.until { try await server.db.scalar(waiting, as: Int.self) == 0 }
+                // The client is gone. The line comes once the server answered the cancelled statement, while the row
+                // is still held here: the statement stopped waiting because of the cancel.
+                let cancelled = await lines.first { "\($0.message)" == "request cancelled before its answer" }
+                // Cancelled on the server (query_canceled), not ended by the session's lock timeout (55P03).
+                #expect(cancelled?.metadata?["error"].map { "\($0)".contains("57014") } == true, "\(String(describing: cancelled?.metadata))")
+                #expect(try await server.db.scalar(waiting, as: Int.self) == 0)
             }
-            try await Self.until { handler.entries.contains { "\($0.message)" == "request cancelled before its answer" } }
-            let cancelled = try #require(handler.entries.first { "\($0.message)" == "request cancelled before its answer" })
-            // Cancelled on the server (query_canceled), not ended by the session's lock timeout (55P03).
-            #expect(cancelled.metadata["error"].map { "\($0)".contains("57014") } == true, "\(cancelled.metadata)")
             #expect(server.metric("crema_http_requests_abandoned_total") == 1)
             let after = try await server.db.scalar(version, as: Int.self)
             #expect(after == before)
@@ -92,8 +92,26 @@ import Testing
         }
     }
 
-    /// Polls `condition` (another process's state) until it holds; the suite's time limit bounds it.
-    private static func until(_ condition: () async throws -> Bool) async throws {
-        while try await !condition() { try await Task.sleep(for: .milliseconds(20)) }
+}
+
+/// Hands every log event to a stream, so a test waits for the line it expects rather than polling for it.
+private struct StreamingLogHandler: LogHandler {
+    let continuation: AsyncStream<LogEvent>.Continuation
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    init(_ continuation: AsyncStream<LogEvent>.Continuation) {
+        self.continuation = continuation
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.metadata = metadata.merging(event.metadata ?? [:]) { $1 }
+        continuation.yield(event)
     }
 }
