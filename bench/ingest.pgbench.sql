@@ -20,7 +20,7 @@
 --     order in the same statement -- the core decides -- the write (event, order, stored answer, outbox,
 --     superseded); COMMIT.
 -- The bench registers no push tokens (bench/lifecycle.lua), so the planning reads find no target and the plan
--- is one "no_targets" skip row per event: Crema still sends both outbox CTEs (DeliveryPlanning.writeCTEs
+-- is one "no_targets" skip row per event: Crema still sends both outbox CTEs (DeliveryPlanning.write
 -- always does), and so does this file, with that one row (:skip_reason_code, :skip_reason) and no superseded ids ('{}').
 -- bench/ingest.sh checks that its sample lifecycle wrote exactly those rows.
 --

@@ -99,23 +99,21 @@ enum DeliveryPlanning {
         }
     }
 
-    /// The plan's outbox rows as `VALUES`, each field a parameter of its own: as one JSON document, every APNs body
-    /// (up to 4 KB of JSON) was escaped again and parsed back by the server, and the rows were about 1.5 % of `crema
-    /// serve`'s samples under ingest even with no body at all (the webhook drafts went the same way). The statement's
-    /// text now differs with the number of rows, a handful of shapes, each prepared once per connection.
-    static func rows(_ plan: DeliveryPlan, targets: [PushTarget], at: Date) -> PostgresQuery {
+    /// Outbox rows per statement: a row binds up to 14 parameters and PostgreSQL takes at most 65,535 in one
+    /// statement, so a plan with more rows (a tenant whose limits allow thousands of tokens) is written in several
+    /// statements of the same round trip, never refused. Far above what the default limits allow (20 tokens per kind).
+    static let rowsPerStatement = 2_000
+
+    /// The plan's outbox rows, each a `VALUES` row with every field a parameter of its own: as one JSON document, every
+    /// APNs body (up to 4 KB of JSON) was escaped again and parsed back by the server, and the rows were about 1.5 %
+    /// of `crema serve`'s samples under ingest even with no body at all (the webhook drafts went the same way). The
+    /// statement's text differs with the number of rows, a handful of shapes, each prepared once per connection.
+    static func rows(_ plan: DeliveryPlan, targets: [PushTarget], at: Date) -> [PostgresQuery] {
         let apps = Dictionary(targets.map { ($0.ref, $0.bundleID) }, uniquingKeysWith: { first, _ in first })
-        var rows: PostgresQuery = """
-            SELECT NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                   NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::bigint, NULL::text WHERE false
-            """
-        var count = 0
-        func append(_ row: PostgresQuery) {
-            rows = count == 0 ? "VALUES \(row)" : "\(rows), \(row)"
-            count += 1
-        }
+        var rows: [PostgresQuery] = []
+        rows.reserveCapacity(plan.deliveries.count + plan.skips.count)
         for d in plan.deliveries {
-            append(
+            rows.append(
                 """
                 (\(d.target.kind.rawValue)::text, \(d.target.id)::bigint, \(d.pushType.rawValue)::text, \(d.priority)::smallint,
                  \(d.topic)::text, \(d.collapseID)::text, \(d.body.string)::text, \(d.expiration)::timestamptz, 'pending',
@@ -124,7 +122,7 @@ enum DeliveryPlanning {
                 """)
         }
         for s in plan.skips {
-            append(
+            rows.append(
                 """
                 (\(s.target?.kind.rawValue)::text, \(s.target?.id)::bigint, \(s.pushType?.rawValue)::text, NULL::smallint,
                  NULL::text, NULL::text, NULL::text, NULL::timestamptz, 'skipped', \(s.reason.rawValue)::text, \(s.sentence)::text,
@@ -134,24 +132,50 @@ enum DeliveryPlanning {
         return rows
     }
 
-    /// CTEs named `outbox` and `superseded` writing `plan` for `order` (to follow other CTEs with a comma).
-    static func writeCTEs(
-        _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
+    /// `rows` as one `VALUES` list (a typed empty set when there are none).
+    static func values(_ rows: ArraySlice<PostgresQuery>) -> PostgresQuery {
+        guard !rows.isEmpty else {
+            return """
+                SELECT NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
+                       NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::bigint, NULL::text WHERE false
+                """
+        }
+        return "VALUES \(PostgresQuery(joining: rows, separator: ", "))"
+    }
+
+    /// The `INSERT` of `rows` into the outbox for `order`: the body of the CTE `outbox`, or a statement of its own for
+    /// the rows past `rowsPerStatement`.
+    static func insert(
+        _ rows: ArraySlice<PostgresQuery>, order: Order, tenant: String, event: OrderEventType, at: Date
     ) -> PostgresQuery {
-        let outbox = rows(plan, targets: targets, at: at)
+        """
+        INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                     push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                     run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
+        SELECT \(tenant), \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
+               x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
+               x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, \(at),
+               CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
+        FROM (\(values(rows))) AS x(
+            target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+            run_at, la_event, apns_timestamp, bundle_id)
+        """
+    }
+
+    /// What writes `plan` for `order`: CTEs named `outbox` and `superseded` (to follow other CTEs with a comma) holding
+    /// the first `rowsPerStatement` rows, and a statement for each further batch, to send in the same round trip.
+    static func write(
+        _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
+    ) -> (ctes: PostgresQuery, more: [PostgresQuery]) {
+        let rows = rows(plan, targets: targets, at: at)
+        let first = rows.prefix(rowsPerStatement)
+        let more = stride(from: rowsPerStatement, to: rows.count, by: rowsPerStatement).map { start in
+            insert(rows[start..<min(start + rowsPerStatement, rows.count)], order: order, tenant: tenant, event: event, at: at)
+        }
         let superseded = PostgresTextArray(plan.superseded.map(String.init))
-        return """
+        let ctes: PostgresQuery = """
             outbox AS (
-                INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
-                                             push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-                                             run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-                SELECT \(tenant), \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
-                       x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-                       x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, \(at),
-                       CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
-                FROM (\(outbox)) AS x(
-                    target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-                    run_at, la_event, apns_timestamp, bundle_id)
+                \(insert(first, order: order, tenant: tenant, event: event, at: at))
             ), superseded AS (
                 -- The ids as an array beside the key columns: at worst a walk over the store's pending rows, never (as
                 -- the join with a subquery did under a cached generic plan) over every outbox row of the store.
@@ -160,5 +184,6 @@ enum DeliveryPlanning {
                   AND state = 'pending'
             )
             """
+        return (ctes, more)
     }
 }

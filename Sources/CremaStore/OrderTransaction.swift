@@ -35,6 +35,8 @@ public struct OrderTransaction: Sendable {
     public struct LockedOrder: Sendable {
         public var order: Order
         public var inputs: PlanningInputs
+        /// The tenant's own `events_per_order` limit, read with the order; nil: the operator's default applies.
+        public var eventsPerOrder: Int?
     }
 
     /// What opening a command found: the stored answer of a replayed request, or what the command decides on
@@ -74,7 +76,8 @@ public struct OrderTransaction: Sendable {
             WITH o AS (
                 SELECT tenant_id, \(unescaped: OrderRow.columns),
                        (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
+                       (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
                 FROM orders WHERE \(scope.sql) AND order_id = \(id) FOR UPDATE
             ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID)))
             SELECT o.*, \(DeliveryPlanning.selectColumns(now: now))
@@ -85,7 +88,10 @@ public struct OrderTransaction: Sendable {
         guard let row = answers[0].first else { return .opened(nil) }
         let order = try OrderRow.order(from: row)
         if answers[1].isEmpty { return .replay(try await storedAnswer(request, store: order.storeID)) }
-        return .opened(LockedOrder(order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone")))
+        return .opened(
+            LockedOrder(
+                order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"),
+                eventsPerOrder: try row.decode("events_per_order")))
     }
 
     /// Claims the key in the store `source` names (a one-row subquery with a `store_id` column); no row comes back
@@ -126,6 +132,7 @@ public struct OrderTransaction: Sendable {
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let projection = try StoredProjection.json(order, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
+        let deliveries = DeliveryPlanning.write(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)
         try await writeAndCommit(
             """
             WITH inserted AS (
@@ -142,10 +149,10 @@ public struct OrderTransaction: Sendable {
                 FROM inserted
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
-            ), \(DeliveryPlanning.writeCTEs(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)),
+            ), \(deliveries.ctes),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)
-            """, plan: plan)
+            """, more: deliveries.more, plan: plan)
         changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
@@ -156,6 +163,7 @@ public struct OrderTransaction: Sendable {
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let projection = try StoredProjection.json(next, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
+        let deliveries = DeliveryPlanning.write(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)
         try await writeAndCommit(
             """
             WITH event AS (
@@ -171,17 +179,18 @@ public struct OrderTransaction: Sendable {
                 WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
-            ), \(DeliveryPlanning.writeCTEs(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)),
+            ), \(deliveries.ctes),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)
-            """, plan: plan)
+            """, more: deliveries.more, plan: plan)
         changed.insert(tenant: scope.tenant, store: next.storeID)
     }
 
-    /// The command's last round trip: its one write statement and `COMMIT` together. Notes the work it queued, so
+    /// The command's last round trip: its one write statement (and, for a plan past one statement's parameters, the
+    /// outbox rows that did not fit, `more`) and `COMMIT` together. Notes the work it queued, so
     /// that after the commit only the dispatchers with something to send are woken.
-    private func writeAndCommit(_ statement: PostgresQuery, plan: DeliveryPlan) async throws {
-        let answers = try await connection.pipeline([statement, "COMMIT"])
+    private func writeAndCommit(_ statement: PostgresQuery, more: [PostgresQuery], plan: DeliveryPlan) async throws {
+        let answers = try await connection.pipeline([statement] + more + ["COMMIT"])
         if !plan.deliveries.isEmpty { changed.queued(.pushes) }
         // After COMMIT nothing may fail the command: a row that cannot be read wakes the webhook dispatcher anyway.
         if (try? answers[0].first?.decode(WebhookOutbox.queuedColumn, as: Bool.self)) ?? true { changed.queued(.webhooks) }

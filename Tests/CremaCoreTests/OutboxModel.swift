@@ -121,7 +121,7 @@ struct OutboxModel {
         plan(previous: previous, event: type)
     }
 
-    /// As `DeliveryPlanning.writeCTEs`: insert planned and skipped rows, supersede the listed rows still pending.
+    /// As `DeliveryPlanning.write`: insert planned and skipped rows, supersede the listed rows still pending.
     private mutating func plan(previous: Order?, event: OrderEventType) {
         let context = DeliveryContext(
             order: order, previous: previous, event: event, storeName: "Market St",

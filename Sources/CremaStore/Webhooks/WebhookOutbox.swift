@@ -19,11 +19,10 @@ enum WebhookOutbox {
     ) -> PostgresQuery {
         // Each draft's fields are parameters of their own: wrapping the bodies (the order, about 1 KB) in one JSON
         // document escaped every byte again and was 1.7 % of crema serve's samples under ingest.
-        var rows: PostgresQuery = "SELECT NULL::uuid, NULL::text, NULL::text WHERE false"
-        for (index, draft) in drafts.enumerated() {
-            let row: PostgresQuery = "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)"
-            rows = index == 0 ? "VALUES \(row)" : "\(rows), \(row)"
-        }
+        let rows: PostgresQuery =
+            drafts.isEmpty
+            ? "SELECT NULL::uuid, NULL::text, NULL::text WHERE false"
+            : "VALUES \(PostgresQuery(joining: drafts.map { draft -> PostgresQuery in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
         return """
             hook_events AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
