@@ -28,7 +28,8 @@ public struct LifecycleRepository: Repository {
 
     /// Up to `limit` orders of every tenant that `OrderExpiry.due` says are overdue at `now`, oldest first. The SQL only
     /// narrows the scan (by the two partial indexes); the core's rule decides.
-    public func overdue(now: Date, limit: Int) async throws(StoreError) -> [OverdueOrder] {
+    /// Orders in `excluding` are left out (the sweep's quarantine of orders whose close failed).
+    public func overdue(now: Date, limit: Int, excluding: [UUID] = []) async throws(StoreError) -> [OverdueOrder] {
         try await database {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
@@ -37,8 +38,9 @@ public struct LifecycleRepository: Repository {
                     FROM orders o CROSS JOIN LATERAL (
                         SELECT ready_expiry_minutes, queued_expiry_minutes FROM stores WHERE tenant_id = o.tenant_id AND store_id = o.store_id
                     ) s
-                    WHERE (o.state = 'ready' AND o.updated_at <= \(now)::timestamptz - make_interval(mins => s.ready_expiry_minutes))
-                       OR (o.state = 'queued' AND o.placed_at <= \(now)::timestamptz - make_interval(mins => s.queued_expiry_minutes))
+                    WHERE ((o.state = 'ready' AND o.updated_at <= \(now)::timestamptz - make_interval(mins => s.ready_expiry_minutes))
+                        OR (o.state = 'queued' AND o.placed_at <= \(now)::timestamptz - make_interval(mins => s.queued_expiry_minutes)))
+                      AND NOT (o.order_id = ANY(\(PostgresTextArray(excluding.map { $0.uuidString.lowercased() }))::uuid[]))
                     ORDER BY o.placed_at, o.order_id
                     LIMIT \(limit)
                     """)
