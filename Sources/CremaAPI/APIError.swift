@@ -65,6 +65,12 @@ public enum APIError: Error, Sendable, Equatable {
     /// Another request with the key is still being performed (administrative POSTs claim their key first).
     case idempotencyInProgress
     case payloadTooLarge(limit: Int)
+    /// A count limit of the caller's tenant (docs/limits.md) would be passed: 409, `details.limit` names it.
+    case limitReached(LimitName, limit: Int)
+    /// The caller (an API key, or a customer) sent more than its rate allows: 429 with `Retry-After`.
+    case rateLimited(retryAfter: Int)
+    /// A tenant's own admin key tried to set its tenant's limits: only the operator's bootstrap key may.
+    case limitsNeedOperator
     case databaseUnavailable
     case internalError
 
@@ -107,6 +113,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .idempotencyMismatch: "idempotency_mismatch"
         case .idempotencyInProgress: "idempotency_in_progress"
         case .payloadTooLarge: "payload_too_large"
+        case .limitReached: "limit_reached"
+        case .rateLimited: "rate_limited"
+        case .limitsNeedOperator: "forbidden"
         case .databaseUnavailable: "database_unavailable"
         case .internalError: "internal_error"
         }
@@ -128,6 +137,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .order(.invalidTransition), .order(.versionConflict), .idempotencyInProgress: 409
         case .order(.invalidValue), .idempotencyMismatch: 422
         case .payloadTooLarge: 413
+        case .limitReached: 409
+        case .rateLimited: 429
+        case .limitsNeedOperator: 403
         case .databaseUnavailable: 503
         case .internalError: 500
         }
@@ -188,6 +200,19 @@ public enum APIError: Error, Sendable, Equatable {
         case .idempotencyInProgress:
             "A request with this Idempotency-Key is still being performed: retry after the Retry-After delay with the same key for its answer."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
+        case .limitReached(let name, let limit):
+            switch name {
+            case .tokensPerCustomer:
+                "This customer already holds \(limit) tokens of this kind: unregister one (or name it in \"replaces\") before adding another."
+            case .streamsPerKey: "This API key already holds \(limit) open streams: close one before opening another."
+            case .webhooks: "This tenant already has \(limit) webhook endpoints: delete one before registering another."
+            case .eventsPerOrder:
+                "This order already holds as many events as it may (\(limit), the last kept for its end): it can only be picked up or canceled."
+            case .rate: "This caller is over its request rate."
+            }
+        case .limitsNeedOperator:
+            "A tenant's limits protect the other tenants from it: only the operator's bootstrap key (CREMA_ADMIN_KEY) may set them."
+        case .rateLimited(let seconds): "Too many requests from this caller: retry after \(seconds) s (the Retry-After header)."
         case .databaseUnavailable:
             "The database is unavailable. A write may or may not have been applied: retry after the Retry-After delay with the same Idempotency-Key."
         case .internalError: "Something went wrong inside Crema; nothing was written."
@@ -212,6 +237,8 @@ public enum APIError: Error, Sendable, Equatable {
             ["expected": .number(Double(expected)), "actual": .number(Double(actual)), "state": .string(state.rawValue)]
         case .order(.invalidValue(let field, let reason)): ["field": .string(field), "reason": .string(reason)]
         case .payloadTooLarge(let limit): ["limit_bytes": .number(Double(limit))]
+        case .limitReached(let name, let limit): ["limit": .string(name.rawValue), "value": .number(Double(limit))]
+        case .rateLimited(let seconds): ["limit": .string(LimitName.rate.rawValue), "retry_after_seconds": .number(Double(seconds))]
         case .methodNotAllowed(let allowed): ["allowed_methods": .array(allowed.map(JSONValue.string))]
         default: [:]
         }

@@ -36,6 +36,8 @@ public enum CremaApplication {
         public var apnsKeysChanged: @Sendable () async -> Void = {}
         /// Webhook endpoints; by default without a master key (registration refused) and refusing private addresses.
         public var webhooks: WebhookService
+        /// Every API key's and customer's request allowance (docs/limits.md), at the rates of `service.limits`.
+        public var rateLimiter = RequestRateLimiter()
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
@@ -48,7 +50,8 @@ public enum CremaApplication {
             self.keys = keys
             self.registry = registry
             self.admin = AdminService(database: service.database, masterKey: nil, configuredBundleID: service.defaultBundleID)
-            self.webhooks = CremaApplication.webhookService(database: service.database, masterKey: nil, allowsPrivateAddresses: false)
+            self.webhooks = CremaApplication.webhookService(
+                database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
         }
     }
 
@@ -58,7 +61,8 @@ public enum CremaApplication {
         let router = Router(context: CremaRequestContext.self)
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
-        router.add(middleware: ErrorMiddleware(routes: routes, now: dependencies.service.clock))
+        router.add(
+            middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), now: dependencies.service.clock))
         let customers = dependencies.customerTokenDirectory
             ?? CustomerTokenDirectory(
                 configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
@@ -67,6 +71,9 @@ public enum CremaApplication {
         router.add(
             middleware: AuthenticationMiddleware(
                 keys: dependencies.keys, generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys), customers: customers))
+        router.add(
+            middleware: RateLimitMiddleware(
+                limiter: dependencies.rateLimiter, limits: dependencies.service.limits, now: dependencies.service.clock))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
@@ -74,10 +81,14 @@ public enum CremaApplication {
         CustomerRoutes(service: dependencies.service).register(on: router)
         ErasureRoutes(service: dependencies.service).register(on: router)
         WebhookRoutes(webhooks: dependencies.webhooks).register(on: router)
-        StreamRoutes(changes: dependencies.service.database.stream, hub: dependencies.streamHub, heartbeat: dependencies.streamHeartbeat).register(on: router)
+        StreamRoutes(
+            changes: dependencies.service.database.stream, hub: dependencies.streamHub, limits: dependencies.service.limits,
+            heartbeat: dependencies.streamHeartbeat
+        ).register(on: router)
         BoardRoutes().register(on: router)
         AdminRoutes(
-            admin: dependencies.admin, apnsKeysChanged: dependencies.apnsKeysChanged, customerTokensChanged: { await customers.reload() }
+            admin: dependencies.admin, apnsKeysChanged: dependencies.apnsKeysChanged, customerTokensChanged: { await customers.reload() },
+            limits: dependencies.service.limits
         ).register(on: router)
         routes.record(router.routes)
         return router
@@ -85,11 +96,11 @@ public enum CremaApplication {
 
     /// The webhook service with the real DNS resolver (run off the cooperative pool).
     public static func webhookService(
-        database: CremaDatabase, masterKey: MasterKey?, allowsPrivateAddresses: Bool, policy: WebhookPolicy = WebhookPolicy(),
-        now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
+        policy: WebhookPolicy = WebhookPolicy(), now: @escaping @Sendable () -> Date = Date.init
     ) -> WebhookService {
         WebhookService(
-            database: database, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
+            database: database, limits: limits, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
             resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
     }
 

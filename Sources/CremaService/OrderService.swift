@@ -1,3 +1,4 @@
+public import CremaAPNsProtocol
 import CremaAPI
 public import CremaCore
 public import CremaStore
@@ -12,17 +13,22 @@ public struct OrderService: Sendable {
     public let deliveryPolicy: DeliveryPolicy
     /// The default tenant's app (`CREMA_APNS_TOPIC`): where its tokens registered without an app belong.
     public let defaultBundleID: String
+    /// The load limits in force for each tenant (docs/limits.md).
+    public let limits: TenantLimitsDirectory
     private let now: @Sendable () -> Date
     private let makeID: @Sendable () -> UUID
 
     /// - Parameters:
     ///   - now: the clock, injected so tests control time.
     ///   - makeID: the order id generator, injected for the same reason.
+    ///   - limits: the operator's default load limits (each tenant's own are read from the database).
     public init(
         database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(),
-        defaultBundleID: String = DeliveryPolicy.exampleBundleID, now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+        defaultBundleID: String = DeliveryPolicy.exampleBundleID, limits: TenantLimits = .defaults,
+        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
+        self.limits = TenantLimitsDirectory(defaults: limits, repository: database.limits, now: now)
         self.deliveryPolicy = deliveryPolicy
         self.defaultBundleID = defaultBundleID
         self.now = now
@@ -73,6 +79,14 @@ public struct OrderService: Sendable {
             case .opened(nil): throw StoreError.unknownOrder
             case .opened(let found?): locked = found
             }
+            // Each event is a row kept for the order's life and returned by every read of it; the version counts them.
+            // The tenant's limit is read with the order (no round trip of its own). Crema's own close (`system`) is never
+            // refused: it is what ends an order nobody else will.
+            var eventLimit = limits.defaults
+            eventLimit.eventsPerOrder = locked.eventsPerOrder ?? eventLimit.eventsPerOrder
+            guard role == .system || eventLimit.admits(event.type, toOrderHolding: locked.order.version) else {
+                throw StoreError.limitReached(.eventsPerOrder, limit: eventLimit.eventsPerOrder)
+            }
             let next = try Self.decide { () throws(OrderError) in
                 try OrderStateMachine.apply(event, to: locked.order, expectedVersion: expectedVersion, at: at)
             }
@@ -98,6 +112,18 @@ public struct OrderService: Sendable {
         return try await apply(
             .expired(reason: overdue.reason), to: order.id, in: TenantScope(tenant: overdue.tenant), expectedVersion: order.version,
             role: .system, request: request)
+    }
+
+    /// Registers a customer's alert, widget or push-to-start token within the tenant's `tokens_per_customer` limit
+    /// (docs/limits.md); `replaces` retires the token it rotates from first, so a rotation never needs a spare place.
+    public func putCustomerToken(
+        customerRef: String, tenant: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, bundleID: String?,
+        replaces: String?
+    ) async throws(StoreError) -> RegisteredToken {
+        let limit = try await limits.limits(for: tenant).tokensPerCustomer
+        return try await database.tokens.putCustomerToken(
+            customerRef: customerRef, tenant: tenant, kind: kind, token: token, environment: environment,
+            bundleID: tokenApp(bundleID, tenant: tenant), replaces: replaces, limit: limit)
     }
 
     /// The service's clock, for the work that runs beside commands (the expiry sweep, retention, erasure).

@@ -21,6 +21,8 @@ public struct CremaDatabase: Sendable {
     public let lifecycle: LifecycleRepository
     /// Webhook endpoints and their outbox (docs/webhooks.md).
     public let webhooks: WebhookRepository
+    /// Each tenant's own load limits (docs/limits.md).
+    public let limits: TenantLimitsRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
 
@@ -40,6 +42,7 @@ public struct CremaDatabase: Sendable {
         customerTokenSettings = CustomerTokenSettingsRepository(pool: pool)
         lifecycle = LifecycleRepository(pool: pool)
         webhooks = WebhookRepository(pool: pool)
+        limits = TenantLimitsRepository(pool: pool)
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it

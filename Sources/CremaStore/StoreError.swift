@@ -19,6 +19,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case rejected(OrderError)
     case invalidTimezone(String)
     case invalidCursor
+    /// A count limit (docs/limits.md) would be passed: `limit` is the number in force for the caller's tenant.
+    case limitReached(LimitName, limit: Int)
     /// The database failed; `isUnavailable` tells whether it is worth retrying later.
     case database(PostgresError)
 
@@ -35,6 +37,7 @@ public enum StoreError: Error, Sendable, Equatable {
         case .rejected(let error): error.code
         case .invalidTimezone: "invalid_value"
         case .invalidCursor: "invalid_field"
+        case .limitReached: "limit_reached"
         case .database(let error): error.isUnavailable ? "database_unavailable" : "internal_error"
         }
     }

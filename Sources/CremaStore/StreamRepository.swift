@@ -68,8 +68,11 @@ public struct StreamRepository: Repository {
         }
     }
 
-    /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds.
-    public func issueStreamTicket(_ ticket: String, store: String, in scope: TenantScope, lifetime: TimeInterval) async throws(StoreError) {
+    /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds; the stream it opens
+    /// counts against `holder`, the key that asked for it (docs/limits.md).
+    public func issueStreamTicket(
+        _ ticket: String, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
+    ) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
@@ -78,8 +81,8 @@ public struct StreamRepository: Repository {
                 _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < now()")
                 _ = try await connection.query(
                     """
-                    INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at)
-                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)))
+                    INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at, holder)
+                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)), \(holder))
                     """)
             }
         }
@@ -87,18 +90,25 @@ public struct StreamRepository: Repository {
 
     /// Uses up a ticket: the tenant it was issued in when it was issued for `store`, unused and unexpired (it is
     /// deleted either way). The ticket is the credential here, as a key is elsewhere, so it is looked up by itself.
-    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> String? {
+    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> RedeemedStreamTicket? {
         try await database {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     DELETE FROM stream_tickets
                     WHERE store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket), 'UTF8'))
-                    RETURNING tenant_id, expires_at > now() AS valid
+                    RETURNING tenant_id, holder, expires_at > now() AS valid
                     """)
                 guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
-                return try row.decode("tenant_id", as: String.self)
+                return RedeemedStreamTicket(tenant: try row.decode("tenant_id"), holder: try row.decode("holder"))
             }
         }
     }
+}
+
+/// What a redeemed stream ticket opens: a stream of its tenant, counted against the key that asked for it.
+public struct RedeemedStreamTicket: Sendable, Hashable {
+    public var tenant: String
+    /// The key that asked for the ticket; nil for a ticket issued before streams were counted per key.
+    public var holder: String?
 }

@@ -79,9 +79,12 @@ public struct TokenRepository: Repository {
 
     /// Registers a customer's alert, widget or push-to-start token; `replaces` retires the token it rotates from.
     /// Registering a token again refreshes it (and its registration time, which a later 410 is compared with).
+    /// A new token past `limit` active tokens of its kind is refused (`limitReached`): every token is a row the planner
+    /// writes for each change of the customer's orders, under the order's lock. Concurrent registrations of one
+    /// customer and kind take turns, so two cannot both take the last place.
     public func putCustomerToken(
         customerRef: String, tenant: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, bundleID: String?,
-        replaces: String?
+        replaces: String?, limit: Int
     ) async throws(StoreError) -> RegisteredToken {
         try await database {
             try await pool.withTransaction { connection in
@@ -92,6 +95,19 @@ public struct TokenRepository: Repository {
                         UPDATE customer_tokens SET retired_at = now(), retired_reason = 'rotated'
                         WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(replaces) AND retired_at IS NULL
                         """)
+                }
+                // One round trip: the count is a statement of its own, so its snapshot comes after the lock is held.
+                let held = try await connection.pipeline([
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\(tenant + "/" + customerRef + "/" + kind.rawValue), 0))",
+                    """
+                    SELECT count(*) FILTER (WHERE token <> \(token)) AS others, coalesce(bool_or(token = \(token)), false) AS present
+                    FROM customer_tokens
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND retired_at IS NULL
+                    """,
+                ])
+                let others: Int = try held[1][0].decode("others")
+                if try !held[1][0].decode("present", as: Bool.self), others >= limit {
+                    throw StoreError.limitReached(.tokensPerCustomer, limit: limit)
                 }
                 let rows = try await connection.query(
                     """

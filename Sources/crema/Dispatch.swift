@@ -2,6 +2,7 @@ import ArgumentParser
 import CremaCore
 import CremaPostgres
 import CremaServer
+import CremaService
 import CremaStore
 import Foundation
 import Hummingbird
@@ -47,11 +48,13 @@ extension Crema {
             let dispatcher = Dispatcher(
                 store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, changes: changes,
                 configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+            let store = CremaDatabase(pool: pool)
             var webhookSettings = WebhookDispatcherConfiguration()
             webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
             let webhooks = try WebhookDispatcher(
                 service: CremaApplication.webhookService(
-                    database: CremaDatabase(pool: pool), masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
+                    database: store, limits: TenantLimitsDirectory(defaults: configuration.limits, repository: store.limits, now: Date.init),
+                    masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
                 changes: changes, configuration: webhookSettings, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(

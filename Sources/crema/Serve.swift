@@ -55,7 +55,8 @@ extension Crema {
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
             // The process's one LISTEN connection; the stream hub and the dispatcher are woken through it.
             let changes = ChangeFeed(pool: pool, conninfo: conninfo, logger: logger)
-            let service = OrderService(database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID)
+            let service = OrderService(
+                database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID, limits: configuration.limits)
 
             let masterKey = try Runtime.masterKey(configuration, privateDatabase: cluster != nil)
             var keys = configuration.apiKeys
@@ -87,7 +88,7 @@ extension Crema {
             dependencies.customerTokens = customerTokens
             dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
             dependencies.webhooks = CremaApplication.webhookService(
-                database: service.database, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
+                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
             let keyring = apns.keyring(
                 database: service.database.apnsKeys, masterKey: masterKey, privateDatabase: cluster != nil, logger: logger)
             dependencies.apnsKeysChanged = {

@@ -198,7 +198,7 @@ import Testing
             _ = try await service.database.stores.put(id: "h1", name: "H1", timezone: "UTC", tenant: "harbor")
             let scope = TenantScope(tenant: "harbor")
             _ = try await service.database.tokens.putCustomerToken(
-                customerRef: "c-1", tenant: "harbor", kind: .alert, token: H.token(71), environment: .production, bundleID: nil, replaces: nil)
+                customerRef: "c-1", tenant: "harbor", kind: .alert, token: H.token(71), environment: .production, bundleID: nil, replaces: nil, limit: 20)
             let placed = try await service.place(
                 OrderPlacement(
                     storeID: "h1", posRef: "T-1", customerRef: "c-1", displayName: "Ana", locale: "en", items: [OrderItem(name: "Latte")],

@@ -40,7 +40,7 @@ struct WebhookHarness: Sendable {
                 pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
             dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
             dependencies.webhooks = CremaApplication.webhookService(
-                database: service.database, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
+                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
             var settings = WebhookDispatcherConfiguration()
             settings.policy = policy
             settings.pollInterval = .milliseconds(50)
@@ -51,7 +51,7 @@ struct WebhookHarness: Sendable {
             settings.random = { 1 }
             let dispatcher = try WebhookDispatcher(
                 service: CremaApplication.webhookService(
-                    database: service.database, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, now: { clock.now }),
+                    database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, now: { clock.now }),
                 changes: changes, configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
             let running = Task { try await dispatcher.run() }
             defer { running.cancel() }

@@ -56,7 +56,7 @@ import Testing
             // c-9 has an alert token; the one webhook endpoint wants order.changed from pier-39 only.
             _ = try await store.database.tokens.putCustomerToken(
                 customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production,
-                bundleID: nil, replaces: nil)
+                bundleID: nil, replaces: nil, limit: 20)
             _ = try await db.pool.withConnection { c in
                 try await c.query(
                     """
@@ -137,7 +137,7 @@ import Testing
             _ = try await store.database.stores.put(id: "ferry-bldg", name: "Ferry Building", timezone: "UTC", tenant: "default")
             _ = try await store.database.tokens.putCustomerToken(
                 customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production,
-                bundleID: nil, replaces: nil)
+                bundleID: nil, replaces: nil, limit: 20)
             let orders = there.subscribe(to: .orders)
             let pushes = there.subscribe(to: .pushes)
             try await running([here, there]) {

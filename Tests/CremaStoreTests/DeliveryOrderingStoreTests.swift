@@ -117,7 +117,7 @@ import Testing
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.database.tokens.putCustomerToken(
-                customerRef: "c-9", tenant: "default", kind: .pushToStart, token: String(repeating: "cd", count: 40), environment: .production, bundleID: nil, replaces: nil)
+                customerRef: "c-9", tenant: "default", kind: .pushToStart, token: String(repeating: "cd", count: 40), environment: .production, bundleID: nil, replaces: nil, limit: 20)
             let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
             let order = try StoreFixtures.orderID(placed)
             let deliveries = DeliveryRepository(pool: db.pool)

@@ -14,7 +14,7 @@ import Testing
     func pendingAlert(_ db: TestDatabase) async throws -> (OrderService, UUID) {
         let store = try await StoreFixtures.store(in: db)
         _ = try await store.database.tokens.putCustomerToken(
-            customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production, bundleID: nil, replaces: nil)
+            customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production, bundleID: nil, replaces: nil, limit: 20)
         let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
         let id = try StoreFixtures.orderID(placed)
         _ = try await store.apply(

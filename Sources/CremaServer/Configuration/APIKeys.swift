@@ -46,9 +46,13 @@ public struct APIKeys: Sendable, CustomStringConvertible {
     /// What a presented key grants, or nil: a role key acts in the default tenant, the admin key in every tenant.
     public func principal(for presented: Substring) -> APIPrincipal? {
         let bytes = Array(presented.utf8)
-        var found: Role?
-        for entry in entries where APIKeySecret.matches(entry.key, bytes) { found = entry.role }
-        return found.map { APIPrincipal(role: $0, tenant: $0 == .admin ? nil : TenantScope.defaultTenantName) }
+        var found: (role: Role, index: Int)?
+        // Every entry is compared (no early exit), so the time taken does not tell which key matched.
+        for (index, entry) in entries.enumerated() where APIKeySecret.matches(entry.key, bytes) { found = (entry.role, index) }
+        return found.map {
+            APIPrincipal(
+                role: $0.role, tenant: $0.role == .admin ? nil : TenantScope.defaultTenantName, holder: "configured:\($0.role.rawValue)-\($0.index)")
+        }
     }
 
     /// The first key of a role (for printing the embedded default's keys).

@@ -1,4 +1,4 @@
-import CremaCore
+public import CremaCore
 public import CremaService
 import CremaStore
 public import Foundation
@@ -34,6 +34,8 @@ public struct CremaConfiguration: Sendable {
     public var webhookAllowsPrivateAddresses = false
     /// `CREMA_WEBHOOK_CA_FILE`: a PEM of extra CAs trusted for HTTPS webhook receivers (a private CA), beside the system's.
     public var webhookCAFile: String?
+    /// The operator's load limits for every tenant (`CREMA_LIMIT_*`, `CREMA_RATE_LIMIT`; docs/limits.md).
+    public var limits = TenantLimits.defaults
 
     /// A month: long enough for a customer's questions about an order, short enough not to keep names for nothing.
     public static let defaultRetentionDays = 30
@@ -105,9 +107,39 @@ public struct CremaConfiguration: Sendable {
             webhookCAFile = file
         }
         logLevel = environment["LOG_LEVEL"] ?? "info"
+        limits = try Self.limits(environment)
         apns = try APNsSettings(environment: environment)
         customerTokens = try CustomerTokenSettings(environment: environment)
         connectionLimits = try ConnectionLimits(environment: environment)
+    }
+}
+
+extension CremaConfiguration {
+    /// The operator's limits: each `CREMA_LIMIT_*` a whole number in its range, `CREMA_RATE_LIMIT` as `rate/burst` or `0`.
+    static func limits(_ environment: [String: String]) throws(ConfigurationError) -> TenantLimits {
+        var limits = TenantLimits.defaults
+        for name in LimitName.allCases {
+            guard let text = environment[name.variable], !text.isEmpty else { continue }
+            if name == .rate {
+                guard let rate = RateSetting(parsing: text) else {
+                    throw .invalid(name.variable, "is \"\(text)\"; expected rate/burst requests per second (e.g. 200/400), or 0 for no rate limit")
+                }
+                limits.rate = rate
+                continue
+            }
+            let range = TenantLimits.countRange[name]!
+            guard let value = Int(text), range.contains(value) else {
+                throw .invalid(name.variable, "is \"\(text)\"; expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            switch name {
+            case .tokensPerCustomer: limits.tokensPerCustomer = value
+            case .streamsPerKey: limits.streamsPerKey = value
+            case .webhooks: limits.webhooks = value
+            case .eventsPerOrder: limits.eventsPerOrder = value
+            case .rate: break
+            }
+        }
+        return limits
     }
 }
 
@@ -164,7 +196,7 @@ public enum ConfigurationError: Error, Sendable, CustomStringConvertible, Equata
     public var description: String {
         switch self {
         case .invalid(let name, let reason)
-        where name.hasPrefix("CREMA_APNS_") || name.hasPrefix("CREMA_CUSTOMER_JWT_") || name == "CREMA_ADMIN_KEY" || name == "CREMA_MASTER_KEY":
+        where name.hasPrefix("CREMA_APNS_") || name.hasPrefix("CREMA_LIMIT_") || name == "CREMA_RATE_LIMIT" || name.hasPrefix("CREMA_CUSTOMER_JWT_") || name == "CREMA_ADMIN_KEY" || name == "CREMA_MASTER_KEY":
             "\(name) \(reason)"
         case .invalid(let name, let value): "\(name)=\(value) is not valid"
         case .badAPIKeys(let reason): "CREMA_API_KEYS: \(reason) (expected role:key pairs, each key at least 16 characters, e.g. pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d)"

@@ -27,6 +27,7 @@ extension APIError {
             case .rejected(let reason): self = .order(reason)
             case .invalidTimezone(let zone): self = .order(.invalidValue(field: "timezone", reason: "'\(zone)' is not an IANA time zone"))
             case .invalidCursor: self = .invalidField(field: "cursor", reason: "is not a cursor this API returned")
+            case .limitReached(let name, let limit): self = .limitReached(name, limit: limit)
             case .database(let failure): self = failure.isUnavailable ? .databaseUnavailable : .internalError
             }
         case let error as PostgresError: self = error.isUnavailable ? .databaseUnavailable : .internalError
@@ -51,6 +52,7 @@ extension APIError: HTTPResponseError {
         case 409: .conflict
         case 413: .contentTooLarge
         case 422: .unprocessableContent
+        case 429: .tooManyRequests
         case 431: .requestHeaderFieldsTooLarge
         case 500: .internalServerError
         case 503: .serviceUnavailable
@@ -62,6 +64,7 @@ extension APIError: HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
         if self == .idempotencyInProgress { headers[.retryAfter] = "1" }
+        if case .rateLimited(let seconds) = self { headers[.retryAfter] = String(seconds) }
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if case .customerToken = self { headers[.wwwAuthenticate] = #"Bearer error="invalid_token""# }
         if case .methodNotAllowed(let allowed) = self { headers[.allow] = allowed.joined(separator: ", ") }

@@ -11,6 +11,8 @@ struct ErrorMiddleware: RouterMiddleware {
     let routes: RouteTable
     /// Every request fails the same way while the database is down: one line per `databaseLogInterval` tells it.
     let databaseFailures: SharedFailureLog
+    /// Counts the refusals of load limits.
+    let limitMetrics: LimitMetrics
 
     /// What a request cancelled because its client left is recorded as (nginx's 499); no client reads it.
     static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
@@ -18,8 +20,9 @@ struct ErrorMiddleware: RouterMiddleware {
     /// Seconds between two "database unavailable" lines while every request fails.
     static let databaseLogInterval: TimeInterval = 10
 
-    init(routes: RouteTable, now: @escaping @Sendable () -> Date) {
+    init(routes: RouteTable, limitMetrics: LimitMetrics, now: @escaping @Sendable () -> Date) {
         self.routes = routes
+        self.limitMetrics = limitMetrics
         self.databaseFailures = SharedFailureLog(interval: Self.databaseLogInterval, now: now)
     }
 
@@ -38,6 +41,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 let allowed = routes.methods(for: request.uri.path)
                 if !allowed.isEmpty { apiError = .methodNotAllowed(allowed: allowed) }
             }
+            limitMetrics.count(apiError)
             switch apiError {
             case .internalError:
                 // The description holds codes only; the server's detail (which can quote data) is debug-only.

@@ -14,6 +14,8 @@ struct AdminRoutes {
     let admin: AdminService
     let apnsKeysChanged: @Sendable () async -> Void
     let customerTokensChanged: @Sendable () async -> Void
+    /// Each tenant's load limits, forgotten here when changed so this process applies them at once.
+    let limits: TenantLimitsDirectory
 
     func register(on router: Router<CremaRequestContext>) {
         router.get("/v1/admin/tenants") { request, context in try await self.tenants(request, context) }
@@ -36,6 +38,30 @@ struct AdminRoutes {
         router.delete("/v1/admin/tenants/{tenant}/api-keys/{id}") { request, context in try await self.revokeAPIKey(request, context) }
         router.put("/v1/admin/tenants/{tenant}/customer-tokens") { request, context in try await self.putCustomerTokens(request, context) }
         router.get("/v1/admin/tenants/{tenant}/customer-tokens") { request, context in try await self.customerTokens(request, context) }
+        router.put("/v1/admin/tenants/{tenant}/limits") { request, context in try await self.putLimits(request, context) }
+        router.get("/v1/admin/tenants/{tenant}/limits") { request, context in try await self.tenantLimits(request, context) }
+    }
+
+    // MARK: - Limits
+
+    /// Only the operator's bootstrap key sets limits: they protect every other tenant from this one, so the tenant's own
+    /// admin key may read them but not raise them.
+    func putLimits(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        guard try context.presentedKey().tenant == nil else { throw APIError.limitsNeedOperator }
+        let body = try WireCoding.decode(TenantLimitsDocument.self, from: try await request.bodyData(context: context))
+        let overrides = try body.overrides()
+        try await admin.database.limits.put(overrides, tenant: tenant, at: limits.now())
+        limits.forget(tenant)
+        context.logger.info("tenant limits set", metadata: ["tenant": "\(tenant)"])
+        return try JSONResponse.make(.ok, TenantLimitsDocument(limits.defaults.overridden(by: overrides), own: overrides))
+    }
+
+    func tenantLimits(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let tenant = try await existingTenant(context)
+        let overrides = try await admin.database.limits.overrides(tenant: tenant)
+        return try JSONResponse.make(
+            .ok, TenantLimitsDocument(limits.defaults.overridden(by: overrides ?? TenantLimitOverrides()), own: overrides))
     }
 
     // MARK: - Customer tokens

@@ -57,9 +57,9 @@ struct CustomerRoutes {
         let (kind, token) = try TokenRoutes.kindAndToken(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try TokenRoutes.validated($0, field: "replaces") }
-        let registered = try await service.database.tokens.putCustomerToken(
+        let registered = try await service.putCustomerToken(
             customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token, environment: body.environment,
-            bundleID: service.tokenApp(body.bundleID, tenant: customer.tenant), replaces: replaces)
+            bundleID: body.bundleID, replaces: replaces)
         context.logger.info(
             "customer token registered by the customer",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])

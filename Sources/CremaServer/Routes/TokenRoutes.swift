@@ -45,9 +45,9 @@ struct TokenRoutes {
         let (ref, kind, token) = try Self.customerParameters(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
-        let registered = try await service.database.tokens.putCustomerToken(
+        let registered = try await service.putCustomerToken(
             customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token, environment: body.environment,
-            bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant), replaces: replaces)
+            bundleID: body.bundleID, replaces: replaces)
         context.logger.info(
             "customer token registered",
             metadata: ["kind": "\(kind.rawValue)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])

@@ -14,11 +14,15 @@ import Synchronization
 public final class StreamHub: Service, CustomStringConvertible, Sendable {
     struct Subscriber {
         var store: StoreKey
+        /// The API key the stream counts against (docs/limits.md).
+        var holder: String
         var continuation: AsyncStream<Void>.Continuation
     }
 
     struct State {
         var subscribers: [Int: Subscriber] = [:]
+        /// Open streams per holder, kept beside `subscribers` so a refusal costs no walk over every stream.
+        var held: [String: Int] = [:]
         var next = 0
         var closed = false
     }
@@ -39,24 +43,39 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         self.logger = logger
     }
 
-    /// Wake-ups for one stream of `store`; the first one is already pending. Ends when the hub shuts down.
-    func subscribe(tenant: String, store: String) -> (id: Int, wakeUps: AsyncStream<Void>) {
+    /// Wake-ups for one stream of `store` counted against `holder`; the first one is already pending. Ends when the hub
+    /// shuts down. Nil when `holder` already holds `limit` streams.
+    func subscribe(tenant: String, store: String, holder: String, limit: Int) -> (id: Int, wakeUps: AsyncStream<Void>)? {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
-        let id = state.withLock { state in
+        let id: Int? = state.withLock { state in
+            guard state.held[holder, default: 0] < limit else { return nil }
             state.next += 1
             if state.closed {
                 continuation.finish()
             } else {
-                state.subscribers[state.next] = Subscriber(store: StoreKey(tenant: tenant, store: store), continuation: continuation)
+                state.subscribers[state.next] = Subscriber(
+                    store: StoreKey(tenant: tenant, store: store), holder: holder, continuation: continuation)
+                state.held[holder, default: 0] += 1
             }
             return state.next
         }
+        guard let id else { return nil }
         return (id, stream)
     }
 
     func unsubscribe(_ id: Int) {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }?.continuation.finish()
+        state.withLock { state -> Subscriber? in
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
+            let left = state.held[subscriber.holder, default: 1] - 1
+            state.held[subscriber.holder] = left > 0 ? left : nil
+            return subscriber
+        }?.continuation.finish()
+    }
+
+    /// Streams `holder` holds open now.
+    func streams(heldBy holder: String) -> Int {
+        state.withLock { $0.held[holder, default: 0] }
     }
 
     /// Wakes the subscribers of `stores`, or all of them when `stores` is nil.
@@ -95,7 +114,10 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         // Open streams end so the HTTP server can drain.
         let finishing = state.withLock { state in
             state.closed = true
-            defer { state.subscribers = [:] }
+            defer {
+                state.subscribers = [:]
+                state.held = [:]
+            }
             return Array(state.subscribers.values)
         }
         for subscriber in finishing { subscriber.continuation.finish() }

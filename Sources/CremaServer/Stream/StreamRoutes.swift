@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import CremaAPI
 import CremaCore
+import CremaService
 import CremaStore
 import Foundation
 import HTTPTypes
@@ -19,6 +20,8 @@ import ServiceLifecycle
 struct StreamRoutes {
     let changes: StreamRepository
     let hub: StreamHub
+    /// Where each tenant's `streams_per_key` comes from (docs/limits.md).
+    let limits: TenantLimitsDirectory
     /// A comment line is sent when nothing else was written for this long, so proxies keep the stream open.
     let heartbeat: Duration
     static let ticketLifetime: TimeInterval = 60
@@ -36,7 +39,8 @@ struct StreamRoutes {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         let ticket = [UInt8].random(count: 32).hexEncoded
-        try await changes.issueStreamTicket(ticket, store: body.storeID, in: caller.scope, lifetime: Self.ticketLifetime)
+        try await changes.issueStreamTicket(
+            ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
             headers: [.cacheControl: "no-store"])
@@ -48,12 +52,15 @@ struct StreamRoutes {
             throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         let scope: TenantScope
+        let holder: String
         if context.principal == nil, let ticket = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store of one tenant, once.
-            guard let tenant = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
-            scope = TenantScope(tenant: tenant, stores: [storeID])
+            guard let redeemed = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+            scope = TenantScope(tenant: redeemed.tenant, stores: [storeID])
+            holder = redeemed.holder ?? "tickets:\(redeemed.tenant)"
         } else {
             scope = try context.authorize([.dashboard]).scope
+            holder = try context.presentedKey().holder
         }
         let resumeFrom = request.headers[HTTPField.Name("Last-Event-ID")!] ?? query["last_event_id"].map(String.init)
         let start: Int64
@@ -67,7 +74,11 @@ struct StreamRoutes {
             start = try await changes.streamHead(store: storeID, in: scope)
         }
         let tenant = scope.tenant
-        let (id, wakeUps) = hub.subscribe(tenant: tenant, store: storeID)
+        let limit = try await limits.limits(for: tenant).streamsPerKey
+        guard let subscription = hub.subscribe(tenant: tenant, store: storeID, holder: holder, limit: limit) else {
+            throw APIError.limitReached(.streamsPerKey, limit: limit)
+        }
+        let (id, wakeUps) = subscription
         let changes = self.changes
         let hub = self.hub
         let heartbeat = self.heartbeat

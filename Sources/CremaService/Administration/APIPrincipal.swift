@@ -9,12 +9,16 @@ public struct APIPrincipal: Sendable, Hashable {
     public var stores: Set<String>?
     /// The generated key's public id, for logs; nil for keys from the environment.
     public var keyID: String?
+    /// Which key this is, for what is counted per key (request rate, open streams): the generated key's id, or the
+    /// position of a key from the environment. Never the secret.
+    public var holder: String
 
-    public init(role: Role, tenant: String?, stores: Set<String>? = nil, keyID: String? = nil) {
+    public init(role: Role, tenant: String?, stores: Set<String>? = nil, keyID: String? = nil, holder: String? = nil) {
         self.role = role
         self.tenant = tenant
         self.stores = stores
         self.keyID = keyID
+        self.holder = holder ?? keyID.map { "key:\($0)" } ?? "configured:\(role.rawValue)"
     }
 
     /// The data this key reaches; nil for the bootstrap admin key, which reaches no orders.

@@ -11,17 +11,20 @@ public struct WebhookService: Sendable {
     /// `CREMA_WEBHOOK_ALLOW_PRIVATE=1`: private and loopback receivers are allowed (a receiver on the same network).
     public let allowsPrivateAddresses: Bool
     public let policy: WebhookPolicy
+    /// Where the tenant's `webhooks` limit comes from (docs/limits.md).
+    public let limits: TenantLimitsDirectory
     /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
     private let resolve: @Sendable (String) async throws -> [[UInt8]]
     private let now: @Sendable () -> Date
     private let makeID: @Sendable () -> UUID
 
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, allowsPrivateAddresses: Bool, policy: WebhookPolicy = WebhookPolicy(),
-        resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
+        database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
+        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
         makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
+        self.limits = limits
         self.masterKey = masterKey
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.policy = policy
@@ -56,7 +59,7 @@ public struct WebhookService: Sendable {
         let endpoint = StoredWebhookEndpoint(
             tenant: scope.tenant, id: id, url: url.description, events: events, stores: scope.sortedStores,
             sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: now())
-        try await database.webhooks.insert(endpoint)
+        try await database.webhooks.insert(endpoint, limit: try await limits.limits(for: scope.tenant).webhooks)
         return (endpoint, secret)
     }
 

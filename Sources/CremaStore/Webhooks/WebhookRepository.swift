@@ -12,9 +12,18 @@ public struct WebhookRepository: Repository {
 
     // MARK: - Endpoints
 
-    public func insert(_ endpoint: StoredWebhookEndpoint) async throws(StoreError) {
+    /// Registers an endpoint, refused (`limitReached`) when the tenant already has `limit` enabled ones: each endpoint
+    /// is a row written for every fact it subscribes to, and a sending slot while its receiver answers.
+    public func insert(_ endpoint: StoredWebhookEndpoint, limit: Int) async throws(StoreError) {
         try await database {
-            _ = try await pool.withConnection { connection in
+            try await pool.withTransaction { connection in
+                // Registrations of one tenant take turns, so two cannot both take the last place; the count is a
+                // statement of its own (its snapshot after the lock), in the same round trip.
+                let held = try await connection.pipeline([
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\("webhooks/" + endpoint.tenant), 0))",
+                    "SELECT count(*) AS endpoints FROM webhook_endpoints WHERE tenant_id = \(endpoint.tenant) AND disabled_at IS NULL",
+                ])
+                guard try held[1][0].decode("endpoints", as: Int.self) < limit else { throw StoreError.limitReached(.webhooks, limit: limit) }
                 try await connection.query(
                     """
                     INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, stores, sealed_secret, created_at)
