@@ -168,4 +168,53 @@ import Testing
             #expect(try await db.scalar("SELECT count(*) FROM order_events WHERE strpos(data::text, 'Gina') > 0", as: Int.self) == 0)
         }
     }
+
+    @Test("An order whose close fails is logged, counted and set aside: the other overdue orders expire and retention runs")
+    func aPoisonedOrderStopsNothing() async throws {
+        try await TestDatabase.with { db in
+            let clock = TestClock(Date())
+            let registry = PrometheusCollectorRegistry()
+            let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 1, registry: registry)
+            _ = try await service.database.stores.put(
+                id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", queuedExpiryMinutes: 60)
+            let ended = try await Self.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
+            try await Self.apply(service, .canceled(reason: "left"), to: ended, as: .pos)
+            clock.advance(2 * 86_400)
+            // Oldest first: the poisoned order is at the head of every scan, as in the incident.
+            let poisoned = try await Self.place(service, customer: "c-1", name: "Pia", at: clock)
+            clock.advance(1)
+            let healthy = try await Self.place(service, customer: "c-2", name: "Hugo", at: clock)
+            // A real failure of the database for this one order's close.
+            try await db.pool.withConnection { c in
+                _ = try await c.query(
+                    """
+                    CREATE FUNCTION refuse_poisoned() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'poisoned order'; END $$
+                    """)
+                _ = try await c.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            CREATE TRIGGER poisoned BEFORE INSERT ON order_events FOR EACH ROW
+                            WHEN (NEW.order_id = '\(poisoned.uuidString.lowercased())' AND NEW.event_type = 'expired') EXECUTE FUNCTION refuse_poisoned()
+                            """))
+            }
+
+            clock.advance(61 * 60)
+            let sweep = try await sweeper.sweep()
+            #expect(sweep.expired == 1)
+            #expect(sweep.scrubbed == 1)
+            #expect(try await service.database.orders.order(id: healthy, in: .default)?.order.state == .canceled)
+            #expect(try await service.database.orders.order(id: poisoned, in: .default)?.order.state == .queued)
+            #expect(registry.emitToString().contains(#"crema_lifecycle_failures_total{pass="expiry"} 1"#))
+
+            // Set aside for a sweep's interval: the next sweep does not try it again at once.
+            #expect(try await sweeper.sweep().expired == 0)
+            #expect(registry.emitToString().contains(#"crema_lifecycle_failures_total{pass="expiry"} 1"#))
+            // Tried again once the wait is over; it closes once whatever poisoned it is gone.
+            try await db.pool.withConnection { c in _ = try await c.query("DROP TRIGGER poisoned ON order_events") }
+            clock.advance(31)
+            #expect(try await sweeper.sweep().expired == 1)
+            #expect(try await service.database.orders.order(id: poisoned, in: .default)?.order.state == .canceled)
+        }
+    }
 }
