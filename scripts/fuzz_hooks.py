@@ -16,7 +16,9 @@ can still be refused, and `positive_data_acceptance` would fail for a reason tha
   FUZZ_PUBLIC_KEY_FILE;
 - a webhook receiver's host must resolve, and only to public addresses (`422 webhook_address_refused`): a
   generated host name does not resolve where the fuzz runs (often without a network), so a registration
-  gets a public IP literal, which Crema checks without DNS.
+  gets a public IP literal, which Crema checks without DNS;
+- a tenant's `rate` must have its burst at least its rate, which no pattern can compare; and limits the fuzz sets
+  must not starve the rest of the run (docs/limits.md): they are set to their maximum, the rate to none.
 
 So, for requests the document calls valid only, a well-formed ETA is moved into the window (keeping its
 spread), a well-formed time zone is replaced by a known one, the Idempotency-Key gets a unique suffix, a
@@ -62,6 +64,8 @@ def _file(variable: str) -> str | None:
 
 
 P8_PATH = os.environ.get("FUZZ_P8_FILE")
+# The largest value of each count limit (docs/limits.md), as /openapi.yaml bounds them.
+LIMIT_MAXIMA = {"tokens_per_customer": 1000, "streams_per_key": 4096, "webhooks": 1000, "events_per_order": 10000}
 P8 = _file("FUZZ_P8_FILE")
 PUBLIC_KEY = _file("FUZZ_PUBLIC_KEY_FILE")
 
@@ -96,6 +100,14 @@ def before_call(context, case, kwargs):
         url = body.get("url")
         if isinstance(url, str) and case.method == "POST" and case.operation.path == "/v1/webhooks":
             body["url"] = WEBHOOK_RECEIVER + hashlib.sha256(url.encode()).hexdigest()[:16]
+        if case.method == "PUT" and case.operation.path == "/v1/admin/tenants/{tenant}/limits":
+            # A burst below its rate matches the pattern but is refused (no pattern can compare two numbers); and limits
+            # the fuzz sets must not starve the rest of the run: each one set is set to its maximum, the rate to none.
+            for name, maximum in LIMIT_MAXIMA.items():
+                if name in body:
+                    body[name] = maximum
+            if "rate" in body:
+                body["rate"] = "0"
     # The generated key, kept, made unique: a key the document allows is still what the server reads.
     headers = case.headers
     if isinstance(headers, MutableMapping):
