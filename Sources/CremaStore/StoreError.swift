@@ -42,3 +42,15 @@ public enum StoreError: Error, Sendable, Equatable {
         }
     }
 }
+
+extension StoreError: CustomStringConvertible {
+    /// The code, and for a database failure its kind and SQLSTATE only: safe at any log level. Without it, string
+    /// interpolation printed the payload's debug form, and a PostgreSQL message can quote a row's values.
+    public var description: String {
+        switch self {
+        case .database(let error): "StoreError(\(code), \(error))"
+        case .limitReached(let name, let limit): "StoreError(\(code), \(name.rawValue) \(limit))"
+        default: "StoreError(\(code))"
+        }
+    }
+}

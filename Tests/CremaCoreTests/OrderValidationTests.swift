@@ -13,6 +13,17 @@ import Testing
         }
     }
 
+    @Test("a customer ref with a slash is refused where it enters: no path could ever erase that customer")
+    func aSlashInACustomerRefIsRefused() {
+        var placement = Fixtures.placement()
+        placement.customerRef = "loyalty/42"
+        #expect(throws: OrderError.invalidValue(
+            field: "customer_ref", reason: "must not contain '/' (the ref names the customer in paths such as DELETE /v1/customers/{ref})"
+        )) { try OrderValidation.validate(placement, now: Fixtures.now) }
+        placement.customerRef = "loyalty-42"
+        #expect(throws: Never.self) { try OrderValidation.validate(placement, now: Fixtures.now) }
+    }
+
     @Test func aTypicalPlacementIsAccepted() {
         #expect(rejection(Fixtures.placement()) == nil)
     }

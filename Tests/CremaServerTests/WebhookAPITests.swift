@@ -13,13 +13,32 @@ import Testing
     /// A public address that needs no DNS: registration checks it and stores it; nothing is ever sent in these tests.
     static let publicURL = "https://93.184.215.14/hooks/crema"
 
+    @Test("A host that resolves to a private address is refused without saying which address")
+    func aPrivateAddressIsNotEchoed() async throws {
+        try await WebhookHarness.run(registersPrivate: false) { h in
+            let refused = try await h.api.post("/v1/webhooks", as: .pos, #"{"url":"https://localhost:9/x","events":["order.changed"]}"#)
+            #expect(refused.errorCode == "webhook_address_refused")
+            #expect(!refused.text.contains("127.0.0.1") && !refused.text.contains("::1"), "\(refused.text)")
+        }
+    }
+
+    @Test("A plain http:// receiver is refused unless private receivers are allowed: bodies carry customers' names")
+    func plainHTTPNeedsThePrivateSetting() async throws {
+        try await WebhookHarness.run(registersPrivate: false) { h in
+            let refused = try await h.api.post("/v1/webhooks", as: .pos, #"{"url":"http://93.184.215.14/hooks","events":["order.changed"]}"#)
+            #expect(refused.errorCode == "invalid_field")
+            #expect(refused.errorDetails["field"] as? String == "url")
+            #expect(try await h.db.scalar("SELECT count(*) FROM webhook_endpoints", as: Int.self) == 0)
+        }
+    }
+
     @Test(
         "A URL that cannot be a receiver is refused with the field and the reason",
         arguments: [
             ("not a url", "invalid_field"), ("ftp://93.184.215.14/x", "invalid_field"), ("https://user:pw@93.184.215.14/", "invalid_field"),
-            ("https://93.184.215.14/#frag", "invalid_field"), ("http://127.0.0.1:9/x", "webhook_address_refused"),
-            ("http://10.1.2.3/", "webhook_address_refused"), ("http://169.254.169.254/latest/meta-data", "webhook_address_refused"),
-            ("http://[::1]:8080/", "webhook_address_refused"), ("http://[::ffff:192.168.1.1]/", "webhook_address_refused"),
+            ("https://93.184.215.14/#frag", "invalid_field"), ("https://127.0.0.1:9/x", "webhook_address_refused"),
+            ("https://10.1.2.3/", "webhook_address_refused"), ("https://169.254.169.254/latest/meta-data", "webhook_address_refused"),
+            ("https://[::1]:8080/", "webhook_address_refused"), ("https://[::ffff:192.168.1.1]/", "webhook_address_refused"),
             ("https://nowhere.invalid/hooks", "webhook_address_refused"),
         ])
     func badURLsAreRefused(url: String, code: String) async throws {

@@ -1,5 +1,6 @@
 import CremaAPNsProtocol
 import CremaCore
+import CremaPostgres
 import CremaService
 import CremaStore
 import CremaTestSupport
@@ -81,5 +82,17 @@ import Testing
         try await TestDatabase.with { db in
             await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool)).database.orders.board(store: "ghost", in: .default) }
         }
+    }
+}
+
+@Suite struct StoreErrorLoggingTests {
+    @Test("a database failure prints its kind and SQLSTATE, never the server's text, which can quote row values")
+    func aDatabaseFailurePrintsNoRowData() {
+        let failure = StoreError.database(
+            PostgresError(.server, sqlState: "23505", detail: "Key (customer_ref)=(Ana Secret) already exists."))
+        let printed = "\(failure)"
+        #expect(printed.contains("23505"))
+        #expect(!printed.contains("Ana Secret"))
+        #expect(!"\(failure)".contains("already exists"))
     }
 }

@@ -13,7 +13,7 @@ public enum OrderValidation {
     public static func validate(_ placement: OrderPlacement, now: Date) throws(OrderError) {
         try StoreID.validate(placement.storeID, field: "store_id")
         try text(placement.posRef, field: "pos_ref", max: 64)
-        if let customerRef = placement.customerRef { try text(customerRef, field: "customer_ref", max: 128) }
+        if let customerRef = placement.customerRef { try self.customerRef(customerRef) }
         try text(placement.displayName, field: "display_name", max: 80)
         guard !placement.items.isEmpty else { throw .invalidValue(field: "items", reason: "must hold at least one item") }
         guard placement.items.count <= maxItems else {
@@ -59,8 +59,13 @@ public enum OrderValidation {
 
     /// Non-blank, no control characters, at most `max` characters (Unicode code points).
     /// A customer reference, as in `placed` and the customer token routes.
+    /// A customer ref names the customer in paths (`DELETE /v1/customers/{ref}`, its tokens' routes), where a slash
+    /// cannot be sent: a ref holding one could never be erased, so it is refused where it enters.
     public static func customerRef(_ value: String) throws(OrderError) {
         try text(value, field: "customer_ref", max: 128)
+        if value.utf8.contains(UInt8(ascii: "/")) {
+            throw .invalidValue(field: "customer_ref", reason: "must not contain '/' (the ref names the customer in paths such as DELETE /v1/customers/{ref})")
+        }
     }
 
     static func text(_ value: String, field: String, max: Int) throws(OrderError) {

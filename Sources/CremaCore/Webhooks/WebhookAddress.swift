@@ -30,6 +30,10 @@ public enum WebhookAddress {
         // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms are judged by their IPv4 address.
         if first10, b[10] == 0xff, b[11] == 0xff { return isPublicIPv4(Array(b[12..<16])) }
         if first10, b[10] == 0, b[11] == 0 { return false }  // ::, ::1 and the deprecated compatible range
+        // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765) reaches the IPv4 address it embeds, as a mapped one does.
+        if b[0..<8].allSatisfy({ $0 == 0 }), b[8] == 0xff, b[9] == 0xff, b[10] == 0, b[11] == 0 { return isPublicIPv4(Array(b[12..<16])) }
+        // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): a network's own translator, reaching whatever it was set up for.
+        if b[0] == 0x00, b[1] == 0x64, b[2] == 0xff, b[3] == 0x9b, b[4] == 0x00, b[5] == 0x01 { return false }
         // NAT64 (64:ff9b::/96) reaches the IPv4 address it embeds.
         if b[0] == 0x00, b[1] == 0x64, b[2] == 0xff, b[3] == 0x9b, b[4..<12].allSatisfy({ $0 == 0 }) {
             return isPublicIPv4(Array(b[12..<16]))

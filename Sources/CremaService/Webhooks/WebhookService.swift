@@ -52,6 +52,11 @@ public struct WebhookService: Sendable {
         guard !events.isEmpty else {
             throw APIError.invalidField(field: "events", reason: "must name at least one event type")
         }
+        // Bodies carry customers' names: in cleartext only to a receiver on the operator's own network.
+        guard url.isHTTPS || allowsPrivateAddresses else {
+            throw APIError.invalidField(
+                field: "url", reason: "must be https:// (bodies carry customers' names; http:// is allowed only with CREMA_WEBHOOK_ALLOW_PRIVATE=1)")
+        }
         guard let masterKey else { throw APIError.webhookSecretNeedsMasterKey }
         _ = try await checkedAddresses(of: url)
         let id = makeID()
@@ -74,14 +79,15 @@ public struct WebhookService: Sendable {
             do {
                 addresses = try await resolve(url.host)
             } catch {
-                throw .webhookAddressRefused(host: url.host, reason: "it does not resolve (\(error))")
+                throw .webhookAddressRefused(host: url.host, reason: "it does not resolve")
             }
             guard !addresses.isEmpty else { throw .webhookAddressRefused(host: url.host, reason: "it does not resolve") }
         }
-        if !allowsPrivateAddresses, let refused = addresses.first(where: { !WebhookAddress.isPublic($0) }) {
+        if !allowsPrivateAddresses, addresses.contains(where: { !WebhookAddress.isPublic($0) }) {
+            // Which address is not said: the answer would tell any key holder what names resolve to inside the network
+            // Crema runs in (an operator resolves the host itself).
             throw .webhookAddressRefused(
-                host: url.host,
-                reason: "it resolves to \(IPAddressText.text(refused)), a private, loopback or reserved address (set CREMA_WEBHOOK_ALLOW_PRIVATE=1 to allow)")
+                host: url.host, reason: "it resolves to a private, loopback or reserved address (set CREMA_WEBHOOK_ALLOW_PRIVATE=1 to allow)")
         }
         return addresses
     }
