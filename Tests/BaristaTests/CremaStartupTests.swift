@@ -41,6 +41,13 @@ import Testing
         }
     }
 
+    @Test func versionPrintsTheVersionRatherThanServesUsage() async throws {
+        let run = try await Crema.run(Binaries.crema, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3, "\(run)")
+        #expect(!run.stderr.contains("Usage"), "\(run)")
+    }
+
     @Test func anUnreadableAPNsKeyIsAConfigurationError() async throws {
         try await TestDatabase.with { db in
             let run = try await serve([
