@@ -50,7 +50,7 @@ struct StreamRoutes {
         let scope: TenantScope
         if context.principal == nil, let ticket = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store of one tenant, once.
-            guard let tenant = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+            guard let tenant = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.streamTicketInvalid }
             scope = TenantScope(tenant: tenant, stores: [storeID])
         } else {
             scope = try context.authorize([.dashboard]).scope
