@@ -27,6 +27,9 @@ public enum APIError: Error, Sendable, Equatable {
     /// ask for a new key rather than retry.
     case apiKeyExpired
     case apiKeyRevoked
+    /// A stream ticket that is spent, expired, unknown or for another store: 401 with its own code, so a page knows to
+    /// ask for a new ticket rather than to fix its API key.
+    case streamTicketInvalid
     case unknownApp(String)
     /// The bundle id is already another tenant's app (Apple's bundle ids are globally unique).
     case bundleTaken(String)
@@ -91,6 +94,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .storeNotPermitted: "store_not_permitted"
         case .apiKeyExpired: "api_key_expired"
         case .apiKeyRevoked: "api_key_revoked"
+        case .streamTicketInvalid: "invalid_stream_ticket"
         case .unknownApp: "unknown_app"
         case .bundleTaken: "bundle_id_taken"
         case .unknownAPNsKey: "unknown_apns_key"
@@ -125,7 +129,7 @@ public enum APIError: Error, Sendable, Equatable {
     public var statusCode: Int {
         switch self {
         case .malformedJSON, .invalidField, .missingIdempotencyKey: 400
-        case .unauthorized, .customerToken, .apiKeyExpired, .apiKeyRevoked: 401
+        case .unauthorized, .customerToken, .apiKeyExpired, .apiKeyRevoked, .streamTicketInvalid: 401
         case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted, .erasureNeedsWholeTenant: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
             .customerTokensNotConfigured, .customerNotFound: 404
@@ -177,6 +181,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .storeNotPermitted(let id): "This key is limited to other stores and cannot change store '\(id)'."
         case .apiKeyExpired: "This API key has expired; ask the tenant's administrator for a new one."
         case .apiKeyRevoked: "This API key was revoked; use the key that replaced it."
+        case .streamTicketInvalid:
+            "This stream ticket is spent, expired or for another store (a ticket opens one store's stream once, within a minute); "
+                + "get a new one with POST /v1/stream/tickets and the dashboard key."
         case .unknownApp(let id): "There is no app '\(id)' in this tenant; create it with PUT /v1/admin/tenants/{tenant}/apps/\(id)."
         case .bundleTaken(let id): "The bundle id '\(id)' is another tenant's app."
         case .unknownAPNsKey(let id): "There is no APNs key '\(id)' for this app."

@@ -5,7 +5,8 @@ public struct Liveness: Codable, Sendable {
     public init(status: String) { self.status = status }
 }
 
-/// `/health/ready`'s body; `migrations` is always present (all pending when the database is unreachable).
+/// `/health/ready`'s body; `migrations` is always present, both lists empty when the database could not be read
+/// (`database` then says `unreachable`, or `unavailable` for another failure).
 public struct Readiness: Codable, Sendable {
     public var status: String
     public var database: String

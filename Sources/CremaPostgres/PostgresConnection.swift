@@ -455,9 +455,9 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         let handle = connectHandle(conninfo)
         guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let detail = message(handle)
+            let failure = PostgresConnectFailure(handle: handle, conninfo: conninfo)
             PQfinish(handle)
-            return .failure(PostgresError(.connectionFailed, detail: detail))
+            return .failure(PostgresError(.connectionFailed, detail: failure.reason, connect: failure))
         }
         if let failure = configureSession(handle) {
             PQfinish(handle)

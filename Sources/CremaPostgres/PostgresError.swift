@@ -1,5 +1,6 @@
 /// A failure talking to PostgreSQL. `description` holds only the code and SQLSTATE, so it is safe to log;
-/// the server's own message (which may quote data) is in `debugDescription`.
+/// the server's own message (which may quote data) is in `debugDescription`. A connection that could not be opened
+/// also says where it was going and why (`connect`), which quotes no data and never the password.
 public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Stable, machine-readable kinds of failure.
     public enum Code: String, Sendable, Hashable {
@@ -24,11 +25,15 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var sqlState: String?
     /// Detail for debugging only: may contain server text that quotes values.
     public var detail: String
+    /// Set when opening a connection failed: host, port, database, user and libpq's reason, so a wrong
+    /// `CREMA_DATABASE_URL` is one readable line rather than a bare code.
+    public var connect: PostgresConnectFailure?
 
-    public init(_ code: Code, sqlState: String? = nil, detail: String = "") {
+    public init(_ code: Code, sqlState: String? = nil, detail: String = "", connect: PostgresConnectFailure? = nil) {
         self.code = code
         self.sqlState = sqlState
         self.detail = detail
+        self.connect = connect
     }
 
     /// True when retrying later on a fresh connection may succeed (the database is down or restarting).
@@ -46,10 +51,11 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String {
-        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))"
+        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))\(connect.map { ": \($0)" } ?? "")"
     }
 
-    public var debugDescription: String { "\(description): \(detail)" }
+    /// A connect failure's detail is its reason, which `description` already gives.
+    public var debugDescription: String { connect == nil ? "\(description): \(detail)" : description }
 }
 
 extension PostgresError {

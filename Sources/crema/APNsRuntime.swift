@@ -30,9 +30,8 @@ struct APNsRuntime {
                 directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
                 // Any app's topic: tenants add apps while it runs (Apple checks each token's topic; this stands in).
                 bundleIDs: [])
+            // Where it listens changes each start; serve publishes it in apns-sim/url once it listens (SimulatorURLFile).
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
-            // Where it listens changes each start; scripts and the README read it from here.
-            try Data((simulator.baseURL.absoluteString + "\n").utf8).write(to: directory.appendingPathComponent("url"))
             let client = try APNsClient(
                 configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
             return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
@@ -65,6 +64,13 @@ struct APNsRuntime {
         })
     }
 
+    /// `apns-sim/url` for this process's simulator, on the private embedded database only: a serve on a shared
+    /// database sends it nothing, so scripts must not find it there.
+    func simulatorURLFile(dataDirectory: URL, privateDatabase: Bool) -> SimulatorURLFile? {
+        guard let simulator, privateDatabase else { return nil }
+        return SimulatorURLFile(directory: dataDirectory, url: simulator.baseURL)
+    }
+
     /// One line for the terminal saying where pushes go.
     func summary(privateDatabase: Bool) -> String {
         if let simulator {
@@ -73,7 +79,7 @@ struct APNsRuntime {
                     + "(set CREMA_APNS_KEY_FILE, CREMA_APNS_KEY_ID, CREMA_APNS_TEAM_ID and CREMA_APNS_TOPIC to send)"
             }
             return "APNs: no Apple key configured; delivering to the built-in simulator at \(simulator.baseURL.absoluteString) "
-                + "(requests: \(simulator.baseURL.absoluteString)/sim/requests; URL saved in apns-sim/url)"
+                + "(requests: \(simulator.baseURL.absoluteString)/sim/requests; URL saved in apns-sim/url once listening)"
         }
         return "APNs: delivering with the configured key (topic \(bundleID)) and each app's active key from the database"
     }

@@ -16,6 +16,7 @@ struct Crema: AsyncParsableCommand {
             CREMA_APNS_URL (default: Apple's hosts by token environment) and CREMA_APNS_CA_FILE.
             With no database configured, Crema runs its own private PostgreSQL cluster under .crema/.
             """,
+        version: CremaVersion.current,
         subcommands: [Serve.self, Dispatch.self, Migrate.self, Admin.self, Postgres.self, APNsSim.self],
         defaultSubcommand: Serve.self)
 

@@ -105,16 +105,23 @@ extension Crema {
             webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
             let webhookDispatcher = try WebhookDispatcher(
                 service: dependencies.webhooks, changes: changes, configuration: webhookSettings, registry: dependencies.registry, logger: logger)
+            let urlFile = apns.simulatorURLFile(dataDirectory: configuration.embeddedDirectory, privateDatabase: cluster != nil)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
                 services: [apns.service, dispatcher, webhookDispatcher, sweeper]
-            ) { port in say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)") }
+            ) { port in
+                // Published before the line, so whoever waits for the line finds the file.
+                urlFile?.publish()
+                say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)")
+            }
             do {
                 try await app.runService()
             } catch {
+                urlFile?.withdraw()
                 try? await database.stopClusterIfStartedHere()
                 throw error
             }
+            urlFile?.withdraw()
             try await database.stopClusterIfStartedHere()
         }
 

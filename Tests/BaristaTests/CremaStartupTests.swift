@@ -26,6 +26,28 @@ import Testing
         #expect(run.stderr.contains("CREMA_HTTP_PORT"), "\(run)")
     }
 
+    @Test func aWrongDatabaseURLNamesHostPortDatabaseUserAndReasonInServeMigrateAndAdminButNeverThePassword() async throws {
+        let url = "postgresql://nobody:hunter2-secret@127.0.0.1:1/nowhere?connect_timeout=2"
+        for (arguments, level) in [(["serve", "--port", "0"], "info"), (["migrate"], "info"), (["admin", "tenants"], "info"), (["serve", "--port", "0"], "debug")] {
+            let run = try await Crema.run(Binaries.crema, arguments, environment: [
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
+                "CREMA_DATABASE_URL": url, "CREMA_API_KEYS": TestKeys.environmentValue, "LOG_LEVEL": level,
+            ])
+            #expect(run.status != 0, "\(arguments) \(run)")
+            for part in ["host 127.0.0.1", "port 1", "database nowhere", "user nobody", "Connection refused"] {
+                #expect(run.stderr.contains(part), "\(arguments) at \(level): \(part) missing from \(run)")
+            }
+            #expect(!run.stderr.contains("hunter2-secret") && !run.stdout.contains("hunter2-secret"), "\(arguments) \(run)")
+        }
+    }
+
+    @Test func versionPrintsTheVersionRatherThanServesUsage() async throws {
+        let run = try await Crema.run(Binaries.crema, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3, "\(run)")
+        #expect(!run.stderr.contains("Usage"), "\(run)")
+    }
+
     @Test func anUnreadableAPNsKeyIsAConfigurationError() async throws {
         try await TestDatabase.with { db in
             let run = try await serve([

@@ -168,6 +168,30 @@ import Testing
         #expect(error?.isUnavailable == true)
     }
 
+    @Test func aFailedConnectionNamesHostPortDatabaseUserAndReasonButNeverThePassword() async throws {
+        let error = try await #require(throws: PostgresError.self) {
+            try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=nowhere password=hunter2-secret")
+        }
+        #expect(error.code == .connectionFailed)
+        for part in ["connection_failed", "host 127.0.0.1", "port 1", "database nowhere", "user nobody", "Connection refused"] {
+            #expect(error.description.contains(part), "\(part) missing from \(error)")
+        }
+        #expect(!error.description.contains("\n"))
+        #expect(!error.description.contains("hunter2-secret"))
+        #expect(!String(reflecting: error).contains("hunter2-secret"))
+    }
+
+    @Test func aConninfoLibpqCannotReadSaysWhyWithoutQuotingItsPassword() async throws {
+        // libpq quotes the whole URI in this message, the password with it.
+        let error = try await #require(throws: PostgresError.self) {
+            try await PostgresConnection.connect("postgresql://nobody:hunter2-secret@[::1/nowhere")
+        }
+        #expect(error.code == .connectionFailed)
+        #expect(error.description.contains("IPv6"))
+        #expect(!error.description.contains("hunter2-secret"))
+        #expect(!String(reflecting: error).contains("hunter2-secret"))
+    }
+
     @Test func aURIConninfoIsAccepted() async throws {
         try await TestDatabase.with(migrated: false) { db in
             // The test cluster listens on a socket directory; a URI can name it with the host parameter.

@@ -6,6 +6,9 @@ import CremaService
 import CremaTestSupport
 import Foundation
 import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct OperationsAPITests {
@@ -15,6 +18,20 @@ import Testing
             #expect(ready.status == .ok)
             #expect(ready.json["status"] as? String == "ready")
             #expect((ready.json["migrations"] as? [String: Any])?["pending"] as? [Int] == [])
+        }
+    }
+
+    @Test func readinessWithTheDatabaseDownSaysItIsUnreachableRatherThanListingEveryMigrationAsPending() async throws {
+        let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
+        let app = CremaApplication.build(try APIHarness.dependencies(pool: pool), host: "127.0.0.1", port: 0, logger: .init(label: "test"))
+        try await app.test(.router) { client in
+            let ready = try await APIClient(client: client).send(.get, "/health/ready")
+            #expect(ready.status == .serviceUnavailable)
+            #expect(ready.json["status"] as? String == "unavailable")
+            #expect(ready.json["database"] as? String == "unreachable")
+            let migrations = try #require(ready.json["migrations"] as? [String: Any])
+            #expect(migrations["applied"] as? [Int] == [])
+            #expect(migrations["pending"] as? [Int] == [])
         }
     }
 

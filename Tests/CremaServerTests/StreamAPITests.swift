@@ -1,5 +1,6 @@
 import CremaAPNsProtocol
 import AsyncHTTPClient
+import CremaAPI
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -126,6 +127,22 @@ import Testing
         }
     }
 
+    @Test func aSpentTicketIsRefusedAsAnInvalidTicketSayingHowToGetANewOneNotAsAMissingAPIKey() async throws {
+        try await StreamHarness.run { h in
+            try await h.api.createStore()
+            let ticket = try #require(try await h.api.post("/v1/stream/tickets", as: .dashboard, #"{"store_id":"market-st"}"#).json["ticket"] as? String)
+            let stream = try await h.open(as: nil, ticket: ticket)
+            stream.close()
+            let (status, code, message) = try await h.refusal(ticket: ticket)
+            #expect(status == 401)
+            #expect(code == "invalid_stream_ticket")
+            #expect(message.contains("spent") && message.contains("POST /v1/stream/tickets"), "\(message)")
+            #expect(try await h.refusal(ticket: String(repeating: "0", count: 64)).code == "invalid_stream_ticket")
+            // No ticket at all is still a missing key.
+            #expect(try await h.refusal(ticket: nil).code == "unauthorized")
+        }
+    }
+
     @Test func twoSubscribersBothReceiveTheChange() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
@@ -181,7 +198,8 @@ import Testing
             _ = try await h.db.pool.withConnection { connection in
                 try await connection.query("UPDATE stream_tickets SET expires_at = now() - interval '1 second'")
             }
-            #expect(try await h.status(as: nil, ticket: ticket) == 401)
+            let refusal = try await h.refusal(ticket: ticket)
+            #expect(refusal.status == 401 && refusal.code == "invalid_stream_ticket")
         }
     }
 }
@@ -228,6 +246,14 @@ struct StreamHarness: Sendable {
     func status(as role: Role?, ticket: String? = nil, store: String = "market-st") async throws -> Int {
         let response = try await http.execute(request(as: role, ticket: ticket, store: store, lastEventID: nil), deadline: .now() + .seconds(60))
         return Int(response.status.code)
+    }
+
+    /// The status, error code and message of a stream request refused without a key.
+    func refusal(ticket: String?, store: String = "market-st") async throws -> (status: Int, code: String, message: String) {
+        let response = try await http.execute(request(as: nil, ticket: ticket, store: store, lastEventID: nil), deadline: .now() + .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        let document = try JSONDecoder().decode(APIErrorDocument.self, from: Data(String(buffer: body).utf8))
+        return (Int(response.status.code), document.error.code, document.error.message)
     }
 
     /// Opens a stream and starts reading it; returns once the server has answered 200.

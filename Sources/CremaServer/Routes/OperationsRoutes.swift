@@ -32,9 +32,10 @@ struct OperationsRoutes {
         } catch let error as MigrationError {
             readiness = Readiness(status: "unavailable", database: error.code, migrations: .init(applied: [], pending: []))
         } catch {
+            // Nothing could be read, so no migration is listed either way: "all pending" read as an empty database.
+            let unreachable = (error as? PostgresError)?.code == .connectionFailed
             readiness = Readiness(
-                status: "unavailable", database: "unavailable",
-                migrations: .init(applied: [], pending: migrator.migrations.map(\.version)))
+                status: "unavailable", database: unreachable ? "unreachable" : "unavailable", migrations: .init(applied: [], pending: []))
         }
         let ok = readiness.status == "ready"
         return try JSONResponse.make(

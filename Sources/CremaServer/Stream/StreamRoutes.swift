@@ -55,7 +55,7 @@ struct StreamRoutes {
         let holder: String
         if context.principal == nil, let ticket = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store of one tenant, once.
-            guard let redeemed = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.unauthorized }
+            guard let redeemed = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.streamTicketInvalid }
             scope = TenantScope(tenant: redeemed.tenant, stores: [storeID])
             holder = redeemed.holder ?? "tickets:\(redeemed.tenant)"
         } else {
