@@ -81,8 +81,10 @@ import Testing
     @Test func aPresentedKeyMapsToItsRoleInTheDefaultTenant() throws {
         var keys = try APIKeys(parsing: "pos:0123456789abcdef,barista:fedcba9876543210")
         try keys.addAdmin("admin-0123456789abcdef")
-        #expect(keys.principal(for: "fedcba9876543210") == APIPrincipal(role: .barista, tenant: "default"))
-        #expect(keys.principal(for: "admin-0123456789abcdef") == APIPrincipal(role: .admin, tenant: nil))
+        #expect(keys.principal(for: "fedcba9876543210") == APIPrincipal(role: .barista, tenant: "default", holder: "configured:barista-1"))
+        #expect(keys.principal(for: "admin-0123456789abcdef") == APIPrincipal(role: .admin, tenant: nil, holder: "configured:admin-2"))
+        // Each configured key is counted on its own (request rate, open streams), even two of one role.
+        #expect(keys.principal(for: "0123456789abcdef")?.holder != keys.principal(for: "fedcba9876543210")?.holder)
         #expect(keys.principal(for: "0123456789abcdeX") == nil)
         #expect(keys.principal(for: "") == nil)
     }
