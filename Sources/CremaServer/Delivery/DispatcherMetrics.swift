@@ -9,7 +9,10 @@ struct DispatcherMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
 
     nonisolated(unsafe) static let pushes = MetricNameDescriptor(
-        metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by tenant, push type and outcome.")
+        metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by push type and outcome.")
+    /// Shown on `/metrics` to the bootstrap admin key only (`TenantSeries`): which tenants exist is not public.
+    nonisolated(unsafe) static let tenantPushes = MetricNameDescriptor(
+        metricName: TenantSeries.pushes, unitName: "", helpText: "APNs requests by tenant, push type and outcome (bootstrap admin key only).")
     nonisolated(unsafe) static let retries = MetricNameDescriptor(
         metricName: "crema_apns_retries_total", unitName: "", helpText: "APNs answers that put a push back to wait for another attempt.")
     nonisolated(unsafe) static let pending = MetricNameDescriptor(
@@ -38,9 +41,12 @@ struct DispatcherMetrics: Sendable {
         case .skipped: outcome = "skipped"
         case .heldForKey: outcome = "held_for_key"
         }
+        registry.makeCounter(
+            descriptor: Self.pushes, labels: [("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
+        ).increment()
         // Tenants are few (brands, not customers), so the label's cardinality stays bounded.
         registry.makeCounter(
-            descriptor: Self.pushes,
+            descriptor: Self.tenantPushes,
             labels: [("tenant", result.delivery.tenantID), ("push_type", result.delivery.pushType.rawValue), ("outcome", outcome)]
         ).increment()
         if case .retry = result.outcome { registry.makeCounter(descriptor: Self.retries).increment() }

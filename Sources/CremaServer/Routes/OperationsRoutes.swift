@@ -18,7 +18,7 @@ struct OperationsRoutes {
     func register(on router: Router<CremaRequestContext>) {
         router.get("/health/live") { _, _ in try JSONResponse.make(.ok, Liveness(status: "ok")) }
         router.get("/health/ready") { _, _ in try await self.ready() }
-        router.get("/metrics") { _, _ in await self.metrics() }
+        router.get("/metrics") { _, context in await self.metrics(tenantSeries: context.principal.map { $0.role == .admin && $0.tenant == nil } ?? false) }
         router.get("/openapi.yaml") { _, _ in try Self.openAPI() }
     }
 
@@ -43,14 +43,18 @@ struct OperationsRoutes {
             headers: ok ? [:] : [.retryAfter: String(APIError.retryAfterSeconds)])
     }
 
-    func metrics() async -> Response {
+    /// Every series; those naming tenants (`TenantSeries`) only with `tenantSeries`, for the bootstrap admin key.
+    func metrics(tenantSeries: Bool) async -> Response {
         let usage = await pool.usage
         for (state, value) in [("open", usage.open), ("leased", usage.leased), ("waiting", usage.waiting), ("max", usage.max)] {
             registry.makeGauge(descriptor: Self.poolGauge, labels: [("state", state)]).set(Double(value))
         }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            body: .init(
+                byteBuffer: tenantSeries
+                    ? ByteBuffer(bytes: registry.emitToBuffer())
+                    : ByteBuffer(string: TenantSeries.removed(from: String(decoding: registry.emitToBuffer(), as: UTF8.self)))))
     }
 
     static func openAPI() throws -> Response {

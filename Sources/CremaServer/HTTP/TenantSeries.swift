@@ -1,0 +1,23 @@
+/// The Prometheus series that name tenants. `/metrics` is unauthenticated (scrapers rarely hold keys), and which
+/// brands share a Crema, with their volumes, is not for anyone who can reach it: these series are left out of the
+/// answer unless the bootstrap admin key (`CREMA_ADMIN_KEY`) is presented.
+enum TenantSeries {
+    static let pushes = "crema_apns_tenant_pushes_total"
+    static let names: Set<String> = [pushes]
+
+    /// `text` (Prometheus exposition format) without the lines of the tenant series: samples and their `# HELP`/`# TYPE`.
+    static func removed(from text: String) -> String {
+        var kept = ""
+        kept.reserveCapacity(text.utf8.count)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var name = line
+            if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") { name = line.dropFirst(7) }
+            let metric = name.prefix { $0 != "{" && $0 != " " }
+            if names.contains(String(metric)) { continue }
+            kept += line
+            kept += "\n"
+        }
+        if !text.hasSuffix("\n"), kept.hasSuffix("\n") { kept.removeLast() }
+        return kept
+    }
+}
