@@ -13,7 +13,8 @@
 #             409); refused slots are tried again, 100 a second at most; all are closed at the end.
 #   webhooks  it registers 25 webhook endpoints (limit: 20 per tenant, 409) at a local tarpit that accepts
 #             connections and never answers; deleted at the end.
-# In each flood two threads of the abuser also place and advance orders of the flooding customer, at -r each.
+# The limits are docs/limits.md's defaults. In each flood two threads of the abuser also place and advance orders
+# of the flooding customer, at -r each.
 # Phases, after 2 s of unmeasured warm-up: quiet, then the chosen floods in this order; each measures D seconds
 # (a flood starts 2 s before its phase).
 #
@@ -42,7 +43,7 @@ while getopts "d:w:r:f:" opt; do
     w) workers=$OPTARG ;;
     r) rate=$OPTARG ;;
     f) floods=$OPTARG ;;
-    *) sed -n '2,35p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,34p' "$0" >&2; exit 2 ;;
   esac
 done
 for v in "$duration" "$workers" "$rate"; do
@@ -69,6 +70,7 @@ cleanup() {
   bench_cleanup
 }
 trap cleanup EXIT
+# Not for the background processes: `drill … &` would fork a subshell, and its $! would not be Python's.
 drill() { python3 bench/abuse_drill.py "$@"; }
 metrics() { curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$1" || true; }
 
@@ -86,9 +88,10 @@ wait_ready "$port" 60
 # Both peers live as long as the drill at most (the trap stops them sooner).
 max_run=$(( (duration + ramp + 60) * 4 + 120 ))
 : > "$out/received.jsonl"
-drill receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration "$max_run" 2>> "$out/receiver.log" &
+python3 bench/abuse_drill.py receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration "$max_run" \
+  2>> "$out/receiver.log" &
 RECEIVER_PID=$!
-drill tarpit --listen "$tarpit_port" --out "$out/tarpit.json" --duration "$max_run" 2>> "$out/tarpit.log" &
+python3 bench/abuse_drill.py tarpit --listen "$tarpit_port" --out "$out/tarpit.json" --duration "$max_run" 2>> "$out/tarpit.log" &
 TARPIT_PID=$!
 sleep 0.5
 kill -0 "$RECEIVER_PID" && kill -0 "$TARPIT_PID" || { echo "the receiver or the tarpit did not start" >&2; exit 1; }
@@ -102,8 +105,8 @@ run_phase() {
   local name=$1 t0 t1 s0 s1 p0 p1 deadline
   metrics "$out/$name-metrics-before.txt"
   if [ "$name" != quiet ]; then
-    drill flood "$name" --port "$port" --keys "$out/keys.json" --duration $((duration + ramp + 1)) --rate "$rate" \
-      --tarpit-port "$tarpit_port" > "$out/$name-flood.json" 2> "$out/$name-flood.log" &
+    python3 bench/abuse_drill.py flood "$name" --port "$port" --keys "$out/keys.json" --rate "$rate" \
+      --duration $((duration + ramp + 1)) --tarpit-port "$tarpit_port" > "$out/$name-flood.json" 2> "$out/$name-flood.log" &
     FLOOD_PID=$!
     sleep "$ramp"
   fi

@@ -39,7 +39,7 @@ import Testing
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9000)
-        #expect(configuration.apiKeys.principal(for: "0123456789abcdef") == APIPrincipal(role: .pos, tenant: "default"))
+        #expect(configuration.apiKeys.principal(for: "0123456789abcdef") == APIPrincipal(role: .pos, tenant: "default", holder: "configured:pos-0"))
     }
 
     @Test(arguments: ["http", "-1", "70000"]) func aBadPortIsRefusedNamingTheVariable(_ port: String) {

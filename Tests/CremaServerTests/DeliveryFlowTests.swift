@@ -121,8 +121,8 @@ import Testing
             #expect(sent.contains { $0.contains(#"push_type="alert""#) && $0.contains(#"outcome="sent""#) })
             // Which tenants exist is not public: the per-tenant series is for the bootstrap admin key only.
             #expect(!text.contains("tenant=") && !text.contains("crema_apns_tenant_pushes_total"))
-            let operator = try await h.api.send(.get, "/metrics", rawKey: "Bearer \(APIHarness.adminKey)").text
-            let byTenant = operator.split(separator: "\n").filter { $0.hasPrefix("crema_apns_tenant_pushes_total{") && $0.hasSuffix(" 1") }
+            let operatorView = try await h.api.send(.get, "/metrics", rawKey: "Bearer \(APIHarness.adminKey)").text
+            let byTenant = operatorView.split(separator: "\n").filter { $0.hasPrefix("crema_apns_tenant_pushes_total{") && $0.hasSuffix(" 1") }
             #expect(byTenant.contains { $0.contains(#"tenant="default""#) && $0.contains(#"push_type="alert""#) && $0.contains(#"outcome="sent""#) })
             #expect(try await h.api.send(.get, "/metrics", as: .pos).text.contains("crema_apns_tenant_pushes_total") == false)
             #expect(text.contains("crema_delivery_commit_to_send_seconds"))

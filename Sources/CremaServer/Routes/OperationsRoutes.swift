@@ -1,4 +1,6 @@
 import CremaAPI
+import CremaCore
+import CremaService
 import CremaPostgres
 import Foundation
 import Hummingbird
