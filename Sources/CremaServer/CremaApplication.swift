@@ -43,7 +43,8 @@ public enum CremaApplication {
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
             streamHub: StreamHub? = nil
         ) {
-            self.streamHub = streamHub ?? StreamHub(changes: service.database.changes, logger: Logger(label: "crema.stream"))
+            self.streamHub = streamHub
+                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, now: service.clock, logger: Logger(label: "crema.stream"))
             self.pool = pool
             self.service = service
             self.migrator = migrator

@@ -68,6 +68,47 @@ public struct StreamRepository: Repository {
         }
     }
 
+    /// The head of each store's stream (the cursor of its latest visible event, 0 for none), in one statement for every
+    /// store: what the stream hub compares its subscribers' cursors with on each tick, instead of each stream reading its
+    /// store's changes. Visible as `streamHead` defines it (older transactions still running hold later events back).
+    public func streamHeads(_ stores: [StoreKey]) async throws(StoreError) -> [StoreKey: Int64] {
+        guard !stores.isEmpty else { return [:] }
+        return try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT s.tenant_id, s.store_id,
+                           (SELECT coalesce(max(e.stream_seq), 0)::bigint FROM order_events e
+                            WHERE e.tenant_id = s.tenant_id AND e.store_id = s.store_id
+                              AND e.stream_xid < pg_snapshot_xmin(pg_current_snapshot())) AS head
+                    FROM unnest(\(PostgresTextArray(stores.map(\.tenant)))::text[], \(PostgresTextArray(stores.map(\.store)))::text[])
+                         AS s(tenant_id, store_id)
+                    """)
+                var heads: [StoreKey: Int64] = [:]
+                for row in rows {
+                    heads[StoreKey(tenant: try row.decode("tenant_id"), store: try row.decode("store_id"))] = try row.decode("head")
+                }
+                return heads
+            }
+        }
+    }
+
+    /// Which of the generated keys `ids` can no longer be used (revoked, or past their expiry at `now`): their open
+    /// streams are closed.
+    public func unusableKeys(_ ids: [String], now: Date) async throws(StoreError) -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        return try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT key_id FROM api_keys
+                    WHERE key_id = ANY(\(PostgresTextArray(ids))::text[]) AND (revoked_at IS NOT NULL OR expires_at <= \(now))
+                    """)
+                return Set(try rows.map { try $0.decode("key_id", as: String.self) })
+            }
+        }
+    }
+
     /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds; the stream it opens
     /// counts against `holder`, the key that asked for it (docs/limits.md).
     public func issueStreamTicket(

@@ -84,7 +84,7 @@ extension Crema {
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
-                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, logger: logger))
+                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, now: service.clock, logger: logger))
             dependencies.customerTokens = customerTokens
             dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
             dependencies.webhooks = CremaApplication.webhookService(

@@ -211,19 +211,26 @@ struct StreamHarness: Sendable {
     let db: TestDatabase
     let port: Int
     let http: HTTPClient
+    /// The server's hub, whose tick a test runs by hand (`tickEvery` long enough that its own never comes).
+    let hub: StreamHub
 
+    /// `readsHeads`: the hub ticks as in production (one read of every store's head, keys checked); else it wakes every
+    /// stream on each tick, as tests that count on the tick's wake-up expect.
     static func run(
-        _ label: String = #function, heartbeat: Duration = .seconds(15), _ body: @escaping @Sendable (StreamHarness) async throws -> Void
+        _ label: String = #function, heartbeat: Duration = .seconds(15), readsHeads: Bool = false, tickEvery: Duration = .seconds(2),
+        _ body: @escaping @Sendable (StreamHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(label) { db in
             let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "test"))
             var dependencies = try APIHarness.dependencies(pool: db.pool, changes: changes)
             dependencies.streamHeartbeat = heartbeat
-            dependencies.streamHub = StreamHub(changes: changes, sweepInterval: .seconds(2), logger: Logger(label: "test"))
+            let hub = StreamHub(
+                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, logger: Logger(label: "test"))
+            dependencies.streamHub = hub
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
                 try await LiveServer.serve(dependencies) { port in
-                    try await body(StreamHarness(api: .live(http, port: port), db: db, port: port, http: http))
+                    try await body(StreamHarness(api: .live(http, port: port), db: db, port: port, http: http, hub: hub))
                 }
             } catch {
                 try? await http.shutdown()
@@ -233,11 +240,12 @@ struct StreamHarness: Sendable {
         }
     }
 
-    func request(as role: Role?, ticket: String?, store: String, lastEventID: String?) -> HTTPClientRequest {
+    func request(as role: Role?, key: String? = nil, ticket: String?, store: String, lastEventID: String?) -> HTTPClientRequest {
         var query = "store=\(store)"
         if let ticket { query += "&ticket=\(ticket)" }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/stream?\(query)")
         if let role { request.headers.add(name: "Authorization", value: "Bearer \(APIHarness.keys[role]!)") }
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
         return request
     }
@@ -257,9 +265,11 @@ struct StreamHarness: Sendable {
     }
 
     /// Opens a stream and starts reading it; returns once the server has answered 200.
-    func open(as role: Role?, ticket: String? = nil, store: String = "market-st", lastEventID: String? = nil) async throws -> SSEStream {
+    func open(
+        as role: Role?, key: String? = nil, ticket: String? = nil, store: String = "market-st", lastEventID: String? = nil
+    ) async throws -> SSEStream {
         let response = try await http.execute(
-            request(as: role, ticket: ticket, store: store, lastEventID: lastEventID), deadline: .now() + .seconds(120))
+            request(as: role, key: key, ticket: ticket, store: store, lastEventID: lastEventID), deadline: .now() + .seconds(120))
         guard response.status == .ok else { throw StreamFailure.status(Int(response.status.code)) }
         #expect(response.headers.first(name: "content-type")?.hasPrefix("text/event-stream") == true)
         return SSEStream(body: response.body)
@@ -354,6 +364,11 @@ final class SSEStream: Sendable {
     }
 
     var events: [SSEEvent] { received.state.withLock { $0.events } }
+
+    /// Returns once the server has ended the stream.
+    func ended() async {
+        while !received.state.withLock({ $0.ended }), !Task.isCancelled { await received.arrival(after: events.count) }
+    }
 
     static func parse(_ block: String) -> SSEEvent? {
         var event = SSEEvent(id: "", name: "message", data: "")

@@ -1,4 +1,5 @@
 public import CremaStore
+public import Foundation
 public import Logging
 public import ServiceLifecycle
 import Synchronization
@@ -7,7 +8,10 @@ import Synchronization
 /// to every open dashboard stream of the store that changed.
 ///
 /// Subscribers do not receive rows from the hub, only wake-ups: each one then reads "changes in my store after
-/// my cursor" itself (`StreamRepository.streamChanges`). So a change, a listener reconnect (`.everything`), a
+/// my cursor" itself (`StreamRepository.streamChanges`). The hub's own tick, the safety net for a missed
+/// announcement, is one statement for every open stream (each store's head, `StreamRepository.streamHeads`): only
+/// streams behind their store's head are woken, so a thousand idle streams cost one read a tick, not a thousand. The
+/// same tick closes the streams of keys that were revoked or expired. So a change, a listener reconnect (`.everything`), a
 /// `Last-Event-ID` resume and a change made by another `crema` process are all handled the same way, and a gap
 /// can only delay an event, never lose it. Wake-ups coalesce: each subscriber holds at most one pending wake-up,
 /// so a slow client buffers nothing here and catches up from its cursor when it can write again.
@@ -17,6 +21,8 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         /// The API key the stream counts against (docs/limits.md).
         var holder: String
         var continuation: AsyncStream<Void>.Continuation
+        /// The cursor of the last change the stream wrote (or the one it started after).
+        var cursor: Int64
     }
 
     struct State {
@@ -32,20 +38,28 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     /// Every subscriber re-reads this often even without changes: the safety net for a change published while an
     /// older transaction was still running (its events become readable only later).
     let sweepInterval: Duration
+    /// Reads the stores' heads and the keys' validity on each tick; nil wakes every stream on each tick instead.
+    let stream: StreamRepository?
+    let now: @Sendable () -> Date
     private let state = Mutex(State())
 
     public var description: String { "StreamHub" }
 
     /// `changes` nil: subscribers see changes at the next sweep.
-    public init(changes: ChangeFeed?, sweepInterval: Duration = .seconds(1), logger: Logger) {
+    public init(
+        changes: ChangeFeed?, stream: StreamRepository? = nil, sweepInterval: Duration = .seconds(1),
+        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+    ) {
         self.changes = changes
+        self.stream = stream
         self.sweepInterval = sweepInterval
+        self.now = now
         self.logger = logger
     }
 
     /// Wake-ups for one stream of `store` counted against `holder`; the first one is already pending. Ends when the hub
     /// shuts down. Nil when `holder` already holds `limit` streams.
-    func subscribe(tenant: String, store: String, holder: String, limit: Int) -> (id: Int, wakeUps: AsyncStream<Void>)? {
+    func subscribe(tenant: String, store: String, holder: String, limit: Int, after cursor: Int64 = 0) -> (id: Int, wakeUps: AsyncStream<Void>)? {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
         let id: Int? = state.withLock { state in
@@ -55,7 +69,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
                 continuation.finish()
             } else {
                 state.subscribers[state.next] = Subscriber(
-                    store: StoreKey(tenant: tenant, store: store), holder: holder, continuation: continuation)
+                    store: StoreKey(tenant: tenant, store: store), holder: holder, continuation: continuation, cursor: cursor)
                 state.held[holder, default: 0] += 1
             }
             return state.next
@@ -73,17 +87,71 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         }?.continuation.finish()
     }
 
+    /// Notes that stream `id` has written everything up to `cursor`.
+    func advance(_ id: Int, to cursor: Int64) {
+        state.withLock { state in state.subscribers[id]?.cursor = cursor }
+    }
+
+    /// What one tick did.
+    struct Tick: Sendable, Hashable {
+        /// Streams woken to read their changes.
+        var woken: Int
+        /// Streams closed because their key can no longer be used.
+        var closed: Int
+    }
+
+    /// One tick: wakes the streams behind their store's head and closes those of unusable keys, in two statements for
+    /// all of them; wakes every stream when the heads cannot be read.
+    @discardableResult
+    func tick() async -> Tick {
+        guard let stream else { return Tick(woken: wake(nil), closed: 0) }
+        let (stores, keys) = state.withLock { state in
+            (Set(state.subscribers.values.map(\.store)), Set(state.subscribers.values.compactMap { Self.keyID(of: $0.holder) }))
+        }
+        var closed = 0
+        if let unusable = try? await stream.unusableKeys(Array(keys), now: now()), !unusable.isEmpty { closed = close(keysWithIDs: unusable) }
+        guard let heads = try? await stream.streamHeads(Array(stores)) else { return Tick(woken: wake(nil), closed: closed) }
+        let woken = state.withLock { state in
+            var woken = 0
+            for subscriber in state.subscribers.values where subscriber.cursor < heads[subscriber.store] ?? .max {
+                subscriber.continuation.yield()
+                woken += 1
+            }
+            return woken
+        }
+        return Tick(woken: woken, closed: closed)
+    }
+
+    /// The generated key's id in a holder (`key:<id>`); nil for a key from the environment, which cannot be revoked.
+    static func keyID(of holder: String) -> String? {
+        holder.hasPrefix("key:") ? String(holder.dropFirst(4)) : nil
+    }
+
+    /// Ends the streams held by the generated keys `ids`; returns how many.
+    func close(keysWithIDs ids: Set<String>) -> Int {
+        let closing = state.withLock { state -> [Int] in
+            state.subscribers.filter { Self.keyID(of: $0.value.holder).map(ids.contains) ?? false }.map(\.key)
+        }
+        for id in closing { unsubscribe(id) }
+        if !closing.isEmpty { logger.info("streams closed: their key was revoked or expired", metadata: ["streams": "\(closing.count)"]) }
+        return closing.count
+    }
+
     /// Streams `holder` holds open now.
     func streams(heldBy holder: String) -> Int {
         state.withLock { $0.held[holder, default: 0] }
     }
 
-    /// Wakes the subscribers of `stores`, or all of them when `stores` is nil.
-    func wake(_ stores: Set<StoreKey>?) {
+    /// Wakes the subscribers of `stores`, or all of them when `stores` is nil; returns how many.
+    @discardableResult
+    func wake(_ stores: Set<StoreKey>?) -> Int {
         state.withLock { state in
+            var woken = 0
             for subscriber in state.subscribers.values where stores?.contains(subscriber.store) ?? true {
                 subscriber.continuation.yield()
+                woken += 1
             }
+            return woken
         }
     }
 
@@ -104,7 +172,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: self.sweepInterval)
-                        self.wake(nil)
+                        await self.tick()
                     }
                 }
                 await group.next()

@@ -75,7 +75,7 @@ struct StreamRoutes {
         }
         let tenant = scope.tenant
         let limit = try await limits.limits(for: tenant).streamsPerKey
-        guard let subscription = hub.subscribe(tenant: tenant, store: storeID, holder: holder, limit: limit) else {
+        guard let subscription = hub.subscribe(tenant: tenant, store: storeID, holder: holder, limit: limit, after: start) else {
             throw APIError.limitReached(.streamsPerKey, limit: limit)
         }
         let (id, wakeUps) = subscription
@@ -89,7 +89,8 @@ struct StreamRoutes {
             // so the server can drain (it stops before the hub, services stopping in reverse order).
             try await withGracefulShutdownHandler {
                 try await Self.pump(
-                    &writer, changes: changes, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat)
+                    &writer, changes: changes, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat
+                ) { cursor in hub.advance(id, to: cursor) }
             } onGracefulShutdown: {
                 hub.unsubscribe(id)
             }
@@ -106,7 +107,7 @@ struct StreamRoutes {
     /// when nothing was written for `heartbeat`. Returns when the wake-ups end.
     static func pump(
         _ writer: inout any ResponseBodyWriter, changes: StreamRepository, tenant: String, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
-        heartbeat: Duration
+        heartbeat: Duration, advanced: (Int64) -> Void = { _ in }
     ) async throws {
         var cursor = start
         let clock = ContinuousClock()
@@ -124,6 +125,7 @@ struct StreamRoutes {
                     cursor = change.cursor
                 }
                 try await writer.write(buffer)
+                advanced(cursor)
                 lastWrite = clock.now
             } while page.count == StreamRepository.streamPageSize
             if clock.now - lastWrite >= heartbeat {

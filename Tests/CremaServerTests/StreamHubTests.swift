@@ -1,0 +1,63 @@
+import CremaCore
+import CremaPostgres
+@testable import CremaServer
+import CremaService
+import CremaStore
+import CremaTestSupport
+import Foundation
+import HTTPTypes
+import Logging
+import Testing
+
+/// The stream hub's tick (docs/limits.md): one read for every open stream, waking only those behind their store, and
+/// closing the streams of a key that was revoked. The tick is run by hand; nothing waits for time.
+@Suite struct StreamHubTests {
+    @Test("a tick reads every store's head in one statement and wakes only the streams behind it")
+    func aTickWakesOnlyStreamsBehind() async throws {
+        try await TestDatabase.with { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let service = OrderService(database: CremaDatabase(pool: pool))
+            _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
+            _ = try await service.database.stores.put(id: "pier-9", name: "Pier 9", timezone: "UTC", tenant: "default")
+            _ = try await LifecycleSweeperTests.place(service, at: TestClock(Date()))
+            let head = try await service.database.stream.streamHead(store: "market-st", in: .default)
+            #expect(head > 0)
+            let hub = StreamHub(changes: nil, stream: service.database.stream, logger: Logger(label: "test"))
+            var upToDate = [Int]()
+            for _ in 0..<50 {
+                upToDate.append(try #require(hub.subscribe(tenant: "default", store: "market-st", holder: "configured:dashboard-0", limit: 100, after: head)).id)
+            }
+            let behind = try #require(hub.subscribe(tenant: "default", store: "market-st", holder: "configured:dashboard-0", limit: 100, after: 0))
+            _ = hub.subscribe(tenant: "default", store: "pier-9", holder: "configured:dashboard-0", limit: 100, after: 0)
+
+            let before = try await pool.withConnection { $0.roundTrips }
+            #expect(await hub.tick() == StreamHub.Tick(woken: 1, closed: 0))
+            // One statement for 52 streams of two stores (no generated key among them: nothing to check).
+            #expect(try await pool.withConnection { $0.roundTrips } - before == 1)
+            hub.advance(behind.id, to: head)
+            #expect(await hub.tick() == StreamHub.Tick(woken: 0, closed: 0))
+            await pool.close()
+        }
+    }
+
+    @Test("the streams of a key revoked while they are open end at the next tick; others stay open")
+    func aRevokedKeysStreamsEnd() async throws {
+        try await StreamHarness.run(readsHeads: true, tickEvery: .seconds(3600)) { h in
+            try await h.api.createStore()
+            let key = try await TenantAPITests.issue(h.api, tenant: "default", role: "dashboard")
+            let id = String(key.dropFirst("crema_".count).prefix(16))
+            let revokedStream = try await h.open(as: nil, key: key)
+            let otherStream = try await h.open(as: .dashboard)
+            #expect(await h.hub.tick().closed == 0)
+            let revoked = try await h.api.send(
+                .delete, "/v1/admin/tenants/default/api-keys/\(id)", rawKey: TenantAPITests.bearer(APIHarness.adminKey))
+            #expect(revoked.status == .noContent)
+            #expect(await h.hub.tick().closed == 1)
+            await revokedStream.ended()
+            #expect(h.hub.streams(heldBy: "key:\(id)") == 0)
+            let dashboard = try #require(APIHarness.apiKeys.principal(for: Substring(APIHarness.keys[.dashboard]!))?.holder)
+            #expect(h.hub.streams(heldBy: dashboard) == 1)
+            otherStream.close()
+        }
+    }
+}
