@@ -64,11 +64,7 @@ public enum CremaApplication {
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(
             middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), now: dependencies.service.clock))
-        let customers = dependencies.customerTokenDirectory
-            ?? CustomerTokenDirectory(
-                configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
-                masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
-                now: dependencies.customerTokens?.now ?? Date.init)
+        let customers = dependencies.customerTokenDirectory ?? customerTokenDirectory(dependencies)
         router.add(
             middleware: AuthenticationMiddleware(
                 keys: dependencies.keys, generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys), customers: customers))
@@ -95,6 +91,14 @@ public enum CremaApplication {
         return router
     }
 
+    /// Every tenant's customer token verifiers, from `customerTokens` and the database.
+    static func customerTokenDirectory(_ dependencies: Dependencies) -> CustomerTokenDirectory {
+        CustomerTokenDirectory(
+            configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
+            masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
+            now: dependencies.customerTokens?.now ?? Date.init)
+    }
+
     /// The webhook service with the real DNS resolver (run off the cooperative pool).
     public static func webhookService(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
@@ -114,6 +118,10 @@ public enum CremaApplication {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> CremaHTTPApplication {
+        var dependencies = dependencies
+        // Made here rather than in `router`, so that it also runs as a service: its reloads are its own, never a request's.
+        let customers = dependencies.customerTokenDirectory ?? customerTokenDirectory(dependencies)
+        dependencies.customerTokenDirectory = customers
         let httpRouter = router(dependencies)
         let routes = RouteTable()
         routes.record(httpRouter.routes)
@@ -127,7 +135,7 @@ public enum CremaApplication {
             limits: limits, routes: routes, gate: ConnectionGate(limit: limits.maxConnections),
             metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
         return CremaHTTPApplication(
-            responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub] + services, host: host,
+            responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub, customers] + services, host: host,
             port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, onListening: onListening)
     }
 }

@@ -4,18 +4,27 @@ public import CremaService
 public import CremaStore
 public import Foundation
 public import Logging
+public import ServiceLifecycle
 import JWTKit
 import Synchronization
 
 /// Each tenant's customer token verifier (docs/tenants.md): the default tenant's from `CREMA_CUSTOMER_JWT_*`, the
-/// others' from the admin API's settings, reloaded every minute and at once after this instance changes them. A
-/// token is verified only with the keys of the tenant it names, and that verifier accepts only its own tenant,
+/// others' from the admin API's settings, reloaded every minute (`run`) and at once after this instance changes them.
+/// A token is verified only with the keys of the tenant it names, and that verifier accepts only its own tenant,
 /// so a token signed with tenant A's key never reaches tenant B's data.
-public final class CustomerTokenDirectory: Sendable {
+///
+/// A request never starts a reload, except the process's very first read: a token is unverified until it is checked,
+/// and anyone can send a token naming any tenant. Reads are single-flight: callers that arrive during one wait for it.
+public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sendable {
     private struct State {
         var verifiers: [String: CustomerTokenVerifier] = [:]
-        var loadedAt: Date?
+        var loaded = false
+        var reading: Task<Void, Never>?
     }
+
+    /// How often `run` reads every tenant's settings again.
+    public static let reloadInterval: Duration = .seconds(60)
+    public var description: String { "CustomerTokenDirectory" }
 
     private let configured: CustomerTokenVerifier?
     private let settings: CustomerTokenSettingsRepository?
@@ -43,16 +52,37 @@ public final class CustomerTokenDirectory: Sendable {
     public func verify(_ token: String) async -> Result<CustomerIdentity, CustomerTokenRefusal> {
         guard let tenant = CustomerTokenVerifier.claimedTenant(token) else { return .failure(.malformed) }
         if tenant == TenantScope.defaultTenantName, let configured { return await configured.verify(token) }
-        await reloadIfDue()
+        if !state.withLock({ $0.loaded }) { await reload() }
         guard let verifier = state.withLock({ $0.verifiers[tenant] }) else {
             return .failure(tenant == TenantScope.defaultTenantName ? .notConfigured : .unknownTenant)
         }
         return await verifier.verify(token)
     }
 
-    /// Reads every tenant's settings now.
+    /// Reads every tenant's settings now; a call during a read waits for that read instead of starting another.
     public func reload() async {
         guard let settings else { return }
+        let reading = state.withLock { state -> Task<Void, Never> in
+            if let reading = state.reading { return reading }
+            let reading = Task { await self.read(settings) }
+            state.reading = reading
+            return reading
+        }
+        await reading.value
+    }
+
+    /// Reads every tenant's settings each `reloadInterval` until shutdown: the only reload not asked for by an admin.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.reload()
+                try? await Task.sleep(for: Self.reloadInterval)
+            }
+        }
+    }
+
+    private func read(_ settings: CustomerTokenSettingsRepository) async {
+        defer { state.withLock { $0.reading = nil } }
         do {
             var verifiers: [String: CustomerTokenVerifier] = [:]
             for stored in try await settings.all() {
@@ -63,19 +93,13 @@ public final class CustomerTokenDirectory: Sendable {
                     logger.error("a tenant's customer token keys cannot be used", metadata: ["tenant": "\(stored.tenant)", "error": "\(error)"])
                 }
             }
-            let at = now()
             state.withLock { state in
                 state.verifiers = verifiers
-                state.loadedAt = at
+                state.loaded = true
             }
         } catch {
             logger.warning("could not read customer token settings", metadata: ["error": "\(error)"])
         }
-    }
-
-    private func reloadIfDue() async {
-        let due = state.withLock { state in state.loadedAt.map { now().timeIntervalSince($0) >= 60 } ?? true }
-        if due { await reload() }
     }
 
     private func openSettings(_ stored: StoredCustomerTokenSettings) throws -> CustomerTokenSettings {
