@@ -73,8 +73,8 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
                 if room > 0 {
                     do {
                         let claimed = try await store.claim(
-                            limit: room, perEndpoint: configuration.policy.inFlightPerEndpoint, lease: configuration.policy.lease,
-                            now: configuration.now())
+                            limit: room, perEndpoint: configuration.policy.inFlightPerEndpoint, perTenant: configuration.tenantShare,
+                            lease: configuration.policy.lease, now: configuration.now())
                         if failing {
                             logger.info("webhook dispatcher reconnected to the database")
                             failing = false

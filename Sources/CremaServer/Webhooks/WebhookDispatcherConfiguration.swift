@@ -6,6 +6,9 @@ public struct WebhookDispatcherConfiguration: Sendable {
     public var policy = WebhookPolicy()
     /// The most requests in flight in this process, over all endpoints.
     public var capacity: Int = 64
+    /// The most requests in flight for one tenant, over every process (docs/limits.md): half the capacity, so one
+    /// tenant's receivers that never answer leave the other half to everyone else.
+    public var tenantShare: Int = 32
     /// The wake-up fallback when no order change arrives.
     public var pollInterval: Duration = .seconds(1)
     /// How often expired leases are rescued and gauges refreshed.

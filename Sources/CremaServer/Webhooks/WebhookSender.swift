@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Sends one webhook delivery: checks the receiver's address again (DNS may have changed since registration), signs
 /// the body at send time, posts it within the request timeout, and says what the answer means for the delivery.
@@ -50,12 +51,20 @@ struct WebhookSender: Sendable {
         } catch {
             return .failed(status: nil, error: "the URL \(error)", retryAfter: nil)
         }
+        // One deadline for the whole attempt, DNS included: a receiver whose name server never answers holds a sending
+        // slot no longer than one that never answers itself (the lease outlasts it: `WebhookPolicy.lease`).
+        let deadline = ContinuousClock.now + .milliseconds(Int64(policy.requestTimeout * 1000))
         let address: String
         do {
-            guard let first = try await service.checkedAddresses(of: url).first else { return .failed(status: nil, error: "no address", retryAfter: nil) }
+            guard let addresses = try await Self.within(deadline, { try await service.checkedAddresses(of: url) }) else {
+                return .failed(status: nil, error: "no answer within \(Int(policy.requestTimeout)) s (DNS)", retryAfter: nil)
+            }
+            guard let first = addresses.first else { return .failed(status: nil, error: "no address", retryAfter: nil) }
             address = IPAddressText.text(first)
-        } catch {
+        } catch let error as APIError {
             return .failed(status: nil, error: error.message, retryAfter: nil)
+        } catch {
+            return .failed(status: nil, error: "the host could not be resolved", retryAfter: nil)
         }
         let secret: String
         do {
@@ -76,7 +85,9 @@ struct WebhookSender: Sendable {
         request.body = .bytes(ByteBuffer(bytes: body))
         let client = await clients.client(host: url.host, address: address)
         do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(policy.requestTimeout * 1000)), logger: logger)
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return .failed(status: nil, error: "no answer within \(Int(policy.requestTimeout)) s", retryAfter: nil) }
+            let response = try await client.execute(request, timeout: TimeAmount(left), logger: logger)
             // Read (and drop) a bounded body so the connection can carry the next delivery.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             let status = Int(response.status.code)
@@ -92,5 +103,47 @@ struct WebhookSender: Sendable {
         } catch {
             return .failed(status: nil, error: "the request failed: \(error)", retryAfter: nil)
         }
+    }
+
+    /// `body`'s value, or nil once `deadline` passes first. The work is not awaited past the deadline (a blocked
+    /// `getaddrinfo` cannot be interrupted, only no longer waited for): it runs on as an unstructured task and its late
+    /// answer is dropped.
+    static func within<T: Sendable>(_ deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        let race = DeadlineRace<T>()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, any Error>) in
+            race.start(continuation, deadline: deadline, body)
+        }
+    }
+}
+
+/// The two sides of `WebhookSender.within`: whichever of the work and the deadline ends first answers, once.
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private let waiting = Mutex<CheckedContinuation<T?, any Error>?>(nil)
+    private let timer = Mutex<Task<Void, Never>?>(nil)
+
+    func start(
+        _ continuation: CheckedContinuation<T?, any Error>, deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () async throws -> T
+    ) {
+        waiting.withLock { $0 = continuation }
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.finish(.success(nil))
+        }
+        self.timer.withLock { $0 = timer }
+        Task {
+            do {
+                self.finish(.success(try await body()))
+            } catch {
+                self.finish(.failure(error))
+            }
+            self.timer.withLock { $0 }?.cancel()
+        }
+    }
+
+    private func finish(_ result: Result<T?, any Error>) {
+        waiting.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }?.resume(with: result)
     }
 }

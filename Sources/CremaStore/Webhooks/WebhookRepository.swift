@@ -166,23 +166,35 @@ public struct WebhookRepository: Repository {
 
     // MARK: - The dispatcher's side
 
-    /// Claims up to `limit` due deliveries for `lease` seconds, at most `perEndpoint` in flight for any endpoint (in
-    /// every process together), so one slow receiver holds only its own deliveries.
-    public func claim(limit: Int, perEndpoint: Int, lease: Double, now: Date) async throws -> [ClaimedWebhook] {
+    /// Claims up to `limit` due deliveries for `lease` seconds, at most `perEndpoint` in flight for any endpoint and
+    /// `perTenant` for any tenant (in every process together), the tenants taking turns: one slow receiver holds only
+    /// its own deliveries, and one tenant's slow receivers only its share of the sending slots.
+    public func claim(limit: Int, perEndpoint: Int, perTenant: Int, lease: Double, now: Date) async throws -> [ClaimedWebhook] {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                WITH e AS (
+                WITH busy AS (
+                    -- Requests in flight per tenant, over every process (few rows: the partial index holds only these).
+                    SELECT tenant_id, count(*) AS n FROM webhook_deliveries WHERE state = 'inflight' GROUP BY tenant_id
+                ), e AS (
                     SELECT e.tenant_id, e.endpoint_id,
                            \(perEndpoint) - (SELECT count(*) FROM webhook_deliveries i
                                              WHERE i.tenant_id = e.tenant_id AND i.endpoint_id = e.endpoint_id AND i.state = 'inflight') AS room
                     FROM webhook_endpoints e WHERE e.disabled_at IS NULL
-                ), c AS (
-                    SELECT x.tenant_id, x.delivery_id FROM e CROSS JOIN LATERAL (
-                        SELECT d.tenant_id, d.delivery_id FROM webhook_deliveries d
+                ), due AS (
+                    SELECT x.tenant_id, x.delivery_id, x.run_at,
+                           row_number() OVER (PARTITION BY x.tenant_id ORDER BY x.run_at, x.delivery_id) AS turn
+                    FROM e CROSS JOIN LATERAL (
+                        SELECT d.tenant_id, d.delivery_id, d.run_at FROM webhook_deliveries d
                         WHERE d.tenant_id = e.tenant_id AND d.endpoint_id = e.endpoint_id AND d.state = 'pending' AND d.run_at <= \(now)
                         ORDER BY d.run_at, d.delivery_id LIMIT greatest(e.room, 0) FOR UPDATE SKIP LOCKED
                     ) x
+                ), c AS (
+                    -- Each tenant up to its share, the tenants taking turns: a tenant whose receivers never answer holds at
+                    -- most its share of the sending slots, and the others' deliveries are claimed beside its own.
+                    SELECT due.tenant_id, due.delivery_id FROM due LEFT JOIN busy b ON b.tenant_id = due.tenant_id
+                    WHERE due.turn <= \(perTenant) - coalesce(b.n, 0)
+                    ORDER BY due.turn, due.run_at, due.delivery_id
                     LIMIT \(limit)
                 ), u AS (
                     UPDATE webhook_deliveries d SET state = 'inflight', attempts = d.attempts + 1,
