@@ -1,4 +1,4 @@
-/// A failure talking to PostgreSQL. `description` holds only the code and SQLSTATE, so it is safe to log;
+/// A failure talking to PostgreSQL. `description` holds only the code, SQLSTATE and constraint name, so it is safe to log;
 /// the server's own message (which may quote data) is in `debugDescription`. A connection that could not be opened
 /// also says where it was going and why (`connect`), which quotes no data and never the password.
 public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
@@ -25,6 +25,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var sqlState: String?
     /// Detail for debugging only: may contain server text that quotes values.
     public var detail: String
+    /// The constraint the statement broke (`23505`, `23503`, `23514`...): a name from the schema, never a value, so it is
+    /// logged with the SQLSTATE where the server's message may not be.
+    public var constraint: String?
     /// Set when opening a connection failed: host, port, database, user and libpq's reason, so a wrong
     /// `CREMA_DATABASE_URL` is one readable line rather than a bare code.
     public var connect: PostgresConnectFailure?
@@ -51,7 +54,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String {
-        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))\(connect.map { ": \($0)" } ?? "")"
+        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? "")\(constraint.map { ", constraint \($0)" } ?? ""))"
+            + "\(connect.map { ": \($0)" } ?? "")"
     }
 
     /// A connect failure's detail is its reason, which `description` already gives.

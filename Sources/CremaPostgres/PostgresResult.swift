@@ -35,6 +35,9 @@ enum PostgresResult {
         let detail = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
         if !connectionOK { return PostgresError(.connectionFailed, sqlState: sqlState, detail: detail) }
         if sqlState == PostgresError.SQLState.queryCanceled { return PostgresError(.canceled, sqlState: sqlState, detail: detail) }
-        return PostgresError(.server, sqlState: sqlState, detail: detail)
+        var error = PostgresError(.server, sqlState: sqlState, detail: detail)
+        // PG_DIAG_CONSTRAINT_NAME ('n').
+        error.constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
+        return error
     }
 }

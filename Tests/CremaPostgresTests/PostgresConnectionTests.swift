@@ -209,3 +209,22 @@ import Testing
 struct JSONAny: Decodable {
     init(from decoder: any Decoder) throws {}
 }
+
+@Suite struct PostgresConstraintErrorTests {
+    @Test("a broken constraint is logged by SQLSTATE and constraint name, never by the values the server quotes")
+    func aConstraintViolationNamesTheConstraintNotTheRow() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.withConnection { connection in
+                    _ = try await connection.query("CREATE TABLE people (name text CONSTRAINT people_name_unique UNIQUE)")
+                    _ = try await connection.query("INSERT INTO people VALUES ('Ana Secret')")
+                    _ = try await connection.query("INSERT INTO people VALUES ('Ana Secret')")
+                }
+            }
+            #expect(error?.sqlState == "23505")
+            #expect(error?.constraint == "people_name_unique")
+            #expect(error?.description.contains("people_name_unique") == true)
+            #expect(error?.description.contains("Ana Secret") == false)
+        }
+    }
+}
