@@ -46,7 +46,17 @@ extension Crema {
                 }
             }
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
-            let database = try await Runtime.database(configuration, logger: logger)
+            // One serve per private cluster; a cluster left running by a run that crashed is this run's to stop.
+            var lock: ServeLock?
+            var previous = ServeLock.Previous.none
+            if configuration.database == .embedded { (lock, previous) = try ServeLock.acquire(in: configuration.embeddedDirectory) }
+            defer { lock?.release() }
+            var database = try await Runtime.database(configuration, logger: logger)
+            if lock != nil, database.cluster != nil, !database.startedCluster {
+                let who = if case .crashed(let pid) = previous { "by an earlier crema serve (pid \(pid)) that did not stop it" } else { "by an earlier run" }
+                say("The private PostgreSQL cluster was left running \(who); this run stops it when it ends.")
+                database.startedCluster = true
+            }
             let cluster = database.cluster
             let conninfo = database.conninfo
 

@@ -215,6 +215,9 @@ final class ServerProcess: @unchecked Sendable {
         return ServerProcess(process: process, url: url)
     }
 
+    /// The server's process id.
+    var pid: Int32 { process.processIdentifier }
+
     func stop() {
         guard process.isRunning else { return }
         process.terminate()

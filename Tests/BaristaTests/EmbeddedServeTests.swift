@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// One `crema serve` per private cluster, run as the real binary: a second one on the same folder is refused, and a
+/// cluster left running by a serve that crashed is stopped by the next one when it ends.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct EmbeddedServeTests {
+    static func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("crema-embedded-\(UUID().uuidString.prefix(8))")
+    }
+
+    static func environment(_ data: URL) -> [String: String] {
+        ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "CREMA_DATA_DIR": data.path,
+         "CREMA_DATABASE_URL": "", "LOG_LEVEL": "error"]
+    }
+
+    /// Whether the folder's cluster is running (`crema postgres status`: 0 running, 3 stopped).
+    static func clusterRuns(_ data: URL) async throws -> Bool {
+        let status = try await Crema.run(
+            Binaries.crema, ["postgres", "status", "--dir", data.appendingPathComponent("postgres").path], environment: environment(data))
+        return status.status == 0
+    }
+
+    static func stopCluster(_ data: URL) async {
+        _ = try? await Crema.run(
+            Binaries.crema, ["postgres", "stop", "--dir", data.appendingPathComponent("postgres").path], environment: environment(data))
+        try? FileManager.default.removeItem(at: data)
+    }
+
+    @Test func aSecondServeOnTheSameClusterIsRefusedNamingTheFirst() async throws {
+        let data = Self.folder()
+        let first = try await ServerProcess.start(conninfo: "", environment: ["CREMA_DATA_DIR": data.path])
+        let second = try await Crema.run(Binaries.crema, ["serve", "--port", "0"], environment: Self.environment(data))
+        first.stop()
+        let stoppedWithTheFirst = !(try await Self.clusterRuns(data))
+        await Self.stopCluster(data)
+        #expect(second.status != 0, "\(second)")
+        #expect(second.stderr.contains("another crema serve (pid \(first.pid))"), "\(second)")
+        #expect(stoppedWithTheFirst, "the second serve's refusal must not have taken the cluster from the first")
+    }
+
+    @Test func aClusterLeftByACrashedServeIsStoppedByTheNextServeWhenItEnds() async throws {
+        let data = Self.folder()
+        let crashed = try await ServerProcess.start(conninfo: "", environment: ["CREMA_DATA_DIR": data.path])
+        crashed.kill()
+        let leftRunning = try await Self.clusterRuns(data)
+        let next = try await ServerProcess.start(conninfo: "", environment: ["CREMA_DATA_DIR": data.path])
+        next.stop()
+        let stillRunning = try await Self.clusterRuns(data)
+        await Self.stopCluster(data)
+        #expect(leftRunning)
+        #expect(!stillRunning, "the next serve's Ctrl-C stops the cluster it found left running")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("serve.pid").path))
+    }
+}
