@@ -214,10 +214,14 @@ import Testing
                 repository: service.database.apnsKeys, masterKey: nil, configured: ["cafe.crema.test": APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")],
                 logger: Logger(label: "test"))
             try await keyring.reload()
-            #expect(keyring.apps == ["cafe.crema.test"])
+            #expect(keyring.apps == [TenantApp(tenant: "default", bundleID: "cafe.crema.test")])
             #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps, now: Date()).isEmpty)
+            // Nor does one with a key for the same bundle id in another tenant: that is another tenant's app.
+            let sameBundleElsewhere: Set = [TenantApp(tenant: "default", bundleID: Self.harborApp)]
+            #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: sameBundleElsewhere, now: Date()).isEmpty)
             // Another instance that holds harbor's key claims it.
-            let claimed = try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: [Self.harborApp], now: Date())
+            let claimed = try await service.database.deliveries.claim(
+                limit: 10, lease: .seconds(60), apps: [TenantApp(tenant: "harbor", bundleID: Self.harborApp)], now: Date())
             #expect(claimed.count == 1 && claimed.first?.bundleID == Self.harborApp && claimed.first?.topic == Self.harborApp)
         }
     }
