@@ -31,8 +31,6 @@ public enum APIError: Error, Sendable, Equatable {
     /// ask for a new ticket rather than to fix its API key.
     case streamTicketInvalid
     case unknownApp(String)
-    /// The bundle id is already another tenant's app (Apple's bundle ids are globally unique).
-    case bundleTaken(String)
     case unknownAPNsKey(String)
     case unknownAPIKey(String)
     /// A `.p8` that is not a P-256 private key in PEM, or a Key/Team ID of the wrong shape.
@@ -96,7 +94,6 @@ public enum APIError: Error, Sendable, Equatable {
         case .apiKeyRevoked: "api_key_revoked"
         case .streamTicketInvalid: "invalid_stream_ticket"
         case .unknownApp: "unknown_app"
-        case .bundleTaken: "bundle_id_taken"
         case .unknownAPNsKey: "unknown_apns_key"
         case .unknownAPIKey: "unknown_api_key"
         case .invalidAPNsKey: "invalid_apns_key"
@@ -133,7 +130,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .forbidden, .customerTokenRequired, .customerForbidden, .storeNotPermitted, .p8PathNotPermitted, .erasureNeedsWholeTenant: 403
         case .notFound, .unknownOrder, .unknownStore, .unknownToken, .unknownTenant, .unknownApp, .unknownAPNsKey, .unknownAPIKey,
             .customerTokensNotConfigured, .customerNotFound: 404
-        case .masterKeyNotConfigured, .appRequired, .bundleTaken, .webhookSecretNeedsMasterKey, .webhookDeliveryNotDead, .webhookDisabled: 409
+        case .masterKeyNotConfigured, .appRequired, .webhookSecretNeedsMasterKey, .webhookDeliveryNotDead, .webhookDisabled: 409
         case .webhookAddressRefused: 422
         case .unknownWebhook, .unknownWebhookDelivery: 404
         case .invalidAPNsKey: 422
@@ -185,7 +182,6 @@ public enum APIError: Error, Sendable, Equatable {
             "This stream ticket is spent, expired or for another store (a ticket opens one store's stream once, within a minute); "
                 + "get a new one with POST /v1/stream/tickets and the dashboard key."
         case .unknownApp(let id): "There is no app '\(id)' in this tenant; create it with PUT /v1/admin/tenants/{tenant}/apps/\(id)."
-        case .bundleTaken(let id): "The bundle id '\(id)' is another tenant's app."
         case .unknownAPNsKey(let id): "There is no APNs key '\(id)' for this app."
         case .unknownAPIKey(let id): "There is no API key '\(id)' in this tenant."
         case .invalidAPNsKey(let reason): "The APNs key cannot be used: \(reason)."
@@ -233,7 +229,7 @@ public enum APIError: Error, Sendable, Equatable {
             ["role": .string(role.rawValue), "allowed_roles": .array(allowed.sorted().map { .string($0.rawValue) })]
         case .unknownStore(let id), .storeNotPermitted(let id): ["store_id": .string(id)]
         case .unknownTenant(let id): ["tenant": .string(id)]
-        case .unknownApp(let id), .bundleTaken(let id): ["bundle_id": .string(id)]
+        case .unknownApp(let id): ["bundle_id": .string(id)]
         case .unknownAPNsKey(let id): ["key_id": .string(id)]
         case .unknownAPIKey(let id): ["id": .string(id)]
         case .webhookAddressRefused(let host, let reason): ["host": .string(host), "reason": .string(reason)]

@@ -50,7 +50,7 @@ public enum CremaApplication {
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
-            self.admin = AdminService(database: service.database, masterKey: nil, configuredBundleID: service.defaultBundleID)
+            self.admin = AdminService(database: service.database, masterKey: nil)
             self.webhooks = CremaApplication.webhookService(
                 database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
         }

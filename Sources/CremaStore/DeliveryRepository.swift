@@ -18,10 +18,11 @@ public struct DeliveryRepository: Sendable {
     /// push of the same activity was planned, or a start's order finished or registered its activity), then
     /// claims a Live Activity row only when no other row of its activity is pending or in flight.
     ///
-    /// `apps`: the bundle ids this dispatcher can sign for; rows of other apps are left for an instance that can
+    /// `apps`: the apps (tenant and bundle id) this dispatcher can sign for; rows of other apps, another tenant's app
+    /// of the same bundle id among them, are left for an instance that can
     /// (nil: every app, for the built-in simulator of a private database). `now` is the dispatcher's clock: what is
     /// due and when the lease ends are read from it, not from the database's, so a test moves time instead of waiting.
-    public func claim(limit: Int, lease: Duration, apps: Set<String>?, now: Date) async throws -> [ClaimedDelivery] {
+    public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date) async throws -> [ClaimedDelivery] {
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
@@ -49,7 +50,7 @@ public struct DeliveryRepository: Sendable {
 
     /// Claims up to `limit` rows due at `now` for `seconds`: pending, signable here, not withdrawn, not behind a push
     /// of the same sequence still in flight; returns them with their token.
-    static func claimable(limit: Int, seconds: Double, apps: Set<String>?, now: Date) -> PostgresQuery {
+    static func claimable(limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date) -> PostgresQuery {
         """
         WITH c AS (
             SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
@@ -77,11 +78,18 @@ public struct DeliveryRepository: Sendable {
         """
     }
 
-    /// Whether an outbox row (columns unqualified) is of one of `apps`; nil: every app. A row without an app is of
-    /// none (false, not NULL, so it can be counted).
-    static func signable(by apps: Set<String>?) -> PostgresQuery {
-        let bundles = apps.map { PostgresTextArray($0.sorted()) }
-        return "(\(bundles)::text[] IS NULL OR coalesce(bundle_id = ANY(\(bundles)::text[]), false))"
+    /// Whether an outbox row (columns unqualified) is of one of `apps`, matched by tenant and bundle id together (a
+    /// bundle id is its tenant's own); nil: every app. A row without an app is of none (false, not NULL, so it can be
+    /// counted).
+    static func signable(by apps: Set<TenantApp>?) -> PostgresQuery {
+        let sorted = apps?.sorted()
+        let tenants = sorted.map { PostgresTextArray($0.map(\.tenant)) }
+        let bundles = sorted.map { PostgresTextArray($0.map(\.bundleID)) }
+        return """
+            (\(tenants)::text[] IS NULL OR EXISTS (
+                SELECT 1 FROM unnest(\(tenants)::text[], \(bundles)::text[]) AS a(app_tenant, app_bundle)
+                WHERE a.app_tenant = tenant_id AND a.app_bundle = bundle_id))
+            """
     }
 
     /// The sentences beside the send-time withdrawal codes, as JSON for the SQL (`code → sentence`), built once.
@@ -262,7 +270,7 @@ public struct DeliveryRepository: Sendable {
     /// How much is due and how long the oldest due row has waited, for metrics, counting only the rows of `apps`
     /// (what a dispatcher can sign for; nil: all); `unsignable` is how many due rows are of other apps, waiting for
     /// an instance with their key.
-    public func depth(apps: Set<String>?, now: Date) async throws -> OutboxDepth {
+    public func depth(apps: Set<TenantApp>?, now: Date) async throws -> OutboxDepth {
         try await pool.withConnection { connection in
             let row = try await connection.query(
                 """

@@ -7,8 +7,6 @@ public enum StoreError: Error, Sendable, Equatable {
     case unknownStore(String)
     case unknownTenant(String)
     case unknownApp(String)
-    /// The bundle id is another tenant's app.
-    case bundleTaken(String)
     /// A token registered for a tenant that has no app yet.
     case appRequired
     /// The Idempotency-Key was used before with another request.
@@ -30,7 +28,6 @@ public enum StoreError: Error, Sendable, Equatable {
         case .unknownStore: "unknown_store"
         case .unknownTenant: "unknown_tenant"
         case .unknownApp: "unknown_app"
-        case .bundleTaken: "bundle_id_taken"
         case .appRequired: "app_required"
         case .idempotencyMismatch: "idempotency_mismatch"
         case .idempotencyInProgress: "idempotency_in_progress"

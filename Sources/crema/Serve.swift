@@ -96,7 +96,7 @@ extension Crema {
             var dependencies = CremaApplication.Dependencies(
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, now: service.clock, logger: logger))
             dependencies.customerTokens = customerTokens
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
+            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
             dependencies.webhooks = CremaApplication.webhookService(
                 database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
             let keyring = apns.keyring(

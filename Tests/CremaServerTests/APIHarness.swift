@@ -33,7 +33,7 @@ struct APIHarness {
         let service = OrderService(database: CremaDatabase(pool: pool, changes: changes))
         var dependencies = CremaApplication.Dependencies(
             pool: pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
-        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey), configuredBundleID: service.defaultBundleID)
+        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey))
         return dependencies
     }
 

@@ -75,7 +75,7 @@ struct DeliveryHarness: Sendable {
                     registry: registry)
                 dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
                 let masterKey = try MasterKey(base64: APIHarness.masterKey)
-                dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: bundleID)
+                dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
                 // Several dispatchers model several processes: each has its own keyring, change feed and claims. The first
                 // shares the API's process (and its feed, which `build` runs); the others hear the API's NOTIFY.
                 let keyrings = (0..<dispatchers).map { _ in

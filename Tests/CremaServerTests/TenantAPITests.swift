@@ -183,6 +183,48 @@ import Testing
         }
     }
 
+    @Test("A bundle id is each tenant's own: registering one another tenant has answers as for a new one, and neither admin sees the other's app")
+    func aBundleIDIsEachTenantsOwn() async throws {
+        try await APIHarness.run { api, _ in
+            let harbor = try await Self.harbor(api)
+            let created = try await api.send(.put, "/v1/admin/tenants/pier", body: #"{"name":"Pier"}"#, rawKey: Self.bearer(APIHarness.adminKey))
+            #expect(created.status == .created, "\(created.text)")
+            let pierAdmin = Self.bearer(try await Self.issue(api, tenant: "pier", role: "admin"))
+            let harborAdmin = Self.bearer(harbor.admin)
+
+            // Pier's admin registers a bundle id no tenant has, then harbor's: the same answer, no hint of harbor.
+            let fresh = try await api.send(.put, "/v1/admin/tenants/pier/apps/com.pier.coffee", body: #"{"team_id":"PIERTEAM01"}"#, rawKey: pierAdmin)
+            let taken = try await api.send(.put, "/v1/admin/tenants/pier/apps/com.harbor.coffee", body: #"{"team_id":"PIERTEAM01"}"#, rawKey: pierAdmin)
+            #expect(fresh.status == .created && taken.status == .created, "\(taken.text)")
+            /// The answer without what differs by request: the bundle id asked for and the time.
+            func shape(_ response: APIResponse) -> [String: String] {
+                response.json.filter { !["bundle_id", "created_at"].contains($0.key) }.mapValues { "\($0)" }
+            }
+            #expect(shape(taken) == shape(fresh) && Set(taken.json.keys) == Set(fresh.json.keys))
+            #expect(Set(taken.headers.map(\.name)) == Set(fresh.headers.map(\.name)))
+            #expect(taken.json["tenant"] as? String == "pier" && taken.json["bundle_id"] as? String == "com.harbor.coffee")
+            #expect(!taken.text.contains("harbor\"") && !taken.text.contains("HARBORTEAM"))
+            // Changing it again is pier's own business (200), and harbor's app keeps its team.
+            let changed = try await api.send(.put, "/v1/admin/tenants/pier/apps/com.harbor.coffee", body: #"{"team_id":"PIERTEAM02"}"#, rawKey: pierAdmin)
+            #expect(changed.status == .ok && changed.json["team_id"] as? String == "PIERTEAM02", "\(changed.text)")
+
+            /// `tenant bundle_id team_id` of each app the admin lists.
+            func apps(_ tenant: String, as key: String) async throws -> [String] {
+                let listed = try await api.send(.get, "/v1/admin/tenants/\(tenant)/apps", rawKey: key)
+                #expect(listed.status == .ok, "\(listed.text)")
+                return (listed.json["apps"] as? [[String: Any]] ?? []).map { "\($0["tenant"]!) \($0["bundle_id"]!) \($0["team_id"]!)" }
+            }
+            #expect(try await apps("harbor", as: harborAdmin) == ["harbor com.harbor.coffee HARBORTEAM"])
+            #expect(try await apps("pier", as: pierAdmin) == ["pier com.harbor.coffee PIERTEAM02", "pier com.pier.coffee PIERTEAM01"])
+            #expect(try await api.send(.get, "/v1/admin/tenants/pier/apps", rawKey: harborAdmin).errorCode == "unknown_tenant")
+            #expect(try await api.send(.get, "/v1/admin/tenants/harbor/apps", rawKey: pierAdmin).errorCode == "unknown_tenant")
+
+            // Harbor registering its own bundle id again, now that pier has it too, is as before: a change of its own.
+            let again = try await api.send(.put, "/v1/admin/tenants/harbor/apps/com.harbor.coffee", body: #"{"team_id":"HARBORTEAM"}"#, rawKey: harborAdmin)
+            #expect(again.status == .ok && again.json["tenant"] as? String == "harbor", "\(again.text)")
+        }
+    }
+
     @Test("A .p8 is stored sealed under the master key; a malformed one is refused with invalid_apns_key")
     func apnsKeysAreSealed() async throws {
         try await APIHarness.run { api, db in

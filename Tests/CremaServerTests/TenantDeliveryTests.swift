@@ -23,6 +23,10 @@ import Testing
     static let harborSecondKey = APNsSigningKey.generate(keyID: "HARBORKEY2", teamID: "HARBORTEAM")
     /// A key the simulator (standing in for Apple) was never given: APNs answers InvalidProviderToken.
     static let unknownKey = APNsSigningKey.generate(keyID: "HARBORKEY9", teamID: "HARBORTEAM")
+    /// A third brand, `pier`, of another Apple team.
+    static let pierKey = APNsSigningKey.generate(keyID: "PIERKEY001", teamID: "PIERTEAM01")
+    /// A bundle id two tenants both register.
+    static let sharedApp = "com.shared.coffee"
     static let admin = "Bearer \(APIHarness.adminKey)"
 
     /// Harbor's keys, as `Authorization` values.
@@ -32,21 +36,23 @@ import Testing
         var app: String
     }
 
-    /// Creates the tenant `harbor` with its app and `key`, and returns keys of harbor's.
-    static func harbor(_ h: H, key: APNsSigningKey = harborKey) async throws -> HarborKeys {
-        _ = try await h.api.send(.put, "/v1/admin/tenants/harbor", body: #"{"name":"Harbor Coffee"}"#, rawKey: admin)
-        _ = try await h.api.send(.put, "/v1/admin/tenants/harbor/apps/\(harborApp)", body: #"{"team_id":"HARBORTEAM"}"#, rawKey: admin)
-        try await addKey(h, key)
+    /// Creates the tenant `tenant` (`harbor` unless told) with its app `app`, of `key`'s team, and `key`, and returns
+    /// keys of that tenant's.
+    static func harbor(_ h: H, key: APNsSigningKey = harborKey, tenant: String = "harbor", app: String = harborApp) async throws -> HarborKeys {
+        _ = try await h.api.send(.put, "/v1/admin/tenants/\(tenant)", body: #"{"name":"\#(tenant) coffee"}"#, rawKey: admin)
+        let created = try await h.api.send(.put, "/v1/admin/tenants/\(tenant)/apps/\(app)", body: #"{"team_id":"\#(key.teamID)"}"#, rawKey: admin)
+        #expect(created.status == .created, "\(created.text)")
+        try await addKey(h, key, tenant: tenant, app: app)
         return HarborKeys(
-            pos: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "pos")),
-            barista: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "barista")),
-            app: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: "harbor", role: "app")))
+            pos: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: tenant, role: "pos")),
+            barista: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: tenant, role: "barista")),
+            app: "Bearer " + (try await TenantAPITests.issue(h.api, tenant: tenant, role: "app")))
     }
 
-    static func addKey(_ h: H, _ key: APNsSigningKey, active: Bool = true) async throws {
+    static func addKey(_ h: H, _ key: APNsSigningKey, active: Bool = true, tenant: String = "harbor", app: String = harborApp) async throws {
         let pem = key.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
         let response = try await h.api.send(
-            .post, "/v1/admin/tenants/harbor/apps/\(harborApp)/apns-keys", idempotencyKey: UUID().uuidString,
+            .post, "/v1/admin/tenants/\(tenant)/apps/\(app)/apns-keys", idempotencyKey: UUID().uuidString,
             body: #"{"key_id":"\#(key.keyID)","p8":"\#(pem)","active":\#(active)}"#, rawKey: admin)
         #expect(response.status == .created, "\(response.text)")
     }
@@ -92,19 +98,63 @@ import Testing
         }
     }
 
-    @Test("No tenant can take the default tenant's configured app, and a tenant's key never signs another tenant's rows")
-    func theConfiguredAppStaysTheDefaultTenants() async throws {
-        try await H.run(trusting: [Self.harborKey]) { h in
-            _ = try await Self.harbor(h)
-            let taken = try await h.api.send(
-                .put, "/v1/admin/tenants/harbor/apps/\(H.bundleID)", body: #"{"team_id":"HARBORTEAM"}"#, rawKey: Self.admin)
-            #expect(taken.status == .conflict && taken.errorCode == "bundle_id_taken")
+    @Test("Two tenants register the same bundle id: each one's customer gets a push signed with its own tenant's key")
+    func theSameBundleIDInTwoTenantsIsTwoApps() async throws {
+        try await H.run(trusting: [Self.harborKey, Self.pierKey]) { h in
+            let harbor = try await Self.harbor(h, tenant: "harbor", app: Self.sharedApp)
+            let pier = try await Self.harbor(h, key: Self.pierKey, tenant: "pier", app: Self.sharedApp)
             for keyring in h.keyrings {
-                #expect(keyring.key(for: Self.harborApp, tenant: "harbor")?.keyID == "HARBORKEY1")
-                #expect(keyring.key(for: Self.harborApp, tenant: "default") == nil)
-                #expect(keyring.key(for: H.bundleID, tenant: "harbor") == nil)
+                #expect(keyring.key(for: Self.sharedApp, tenant: "harbor")?.keyID == "HARBORKEY1")
+                #expect(keyring.key(for: Self.sharedApp, tenant: "pier")?.keyID == "PIERKEY001")
+                #expect(keyring.key(for: Self.sharedApp, tenant: "default") == nil)
+                let both: Set = [TenantApp(tenant: "harbor", bundleID: Self.sharedApp), TenantApp(tenant: "pier", bundleID: Self.sharedApp)]
+                #expect(keyring.apps.map { both.isSubset(of: $0) } == true)
+            }
+            // The same customer ref in both tenants, each with an alert token of its tenant's (default) app.
+            let harborToken = H.token(43)
+            let pierToken = H.token(44)
+            _ = try await Self.harborAlert(h, harbor, customer: "c-1", token: harborToken)
+            _ = try await Self.harborAlert(h, pier, customer: "c-1", token: pierToken)
+            await h.simulator.received(token: harborToken)
+            await h.simulator.received(token: pierToken)
+
+            let toHarbor = h.simulator.records(token: harborToken)
+            #expect(toHarbor.count == 1 && toHarbor.first?.status == 200 && toHarbor.first?.topic == Self.sharedApp)
+            #expect(toHarbor.first?.keyID == "HARBORKEY1" && toHarbor.first?.teamID == "HARBORTEAM")
+            let toPier = h.simulator.records(token: pierToken)
+            #expect(toPier.count == 1 && toPier.first?.status == 200 && toPier.first?.topic == Self.sharedApp)
+            #expect(toPier.first?.keyID == "PIERKEY001" && toPier.first?.teamID == "PIERTEAM01")
+
+            // Each tenant lists its own app and key only.
+            for (tenant, team, key) in [("harbor", "HARBORTEAM", "HARBORKEY1"), ("pier", "PIERTEAM01", "PIERKEY001")] {
+                let apps = try await h.api.send(.get, "/v1/admin/tenants/\(tenant)/apps", rawKey: Self.admin).json["apps"] as? [[String: Any]] ?? []
+                #expect(apps.map { "\($0["tenant"]!) \($0["bundle_id"]!) \($0["team_id"]!)" } == ["\(tenant) \(Self.sharedApp) \(team)"])
+                let keys = try await h.api.send(.get, "/v1/admin/tenants/\(tenant)/apns-keys", rawKey: Self.admin).json["keys"] as? [[String: Any]] ?? []
+                #expect(keys.compactMap { $0["key_id"] as? String } == [key])
+            }
+        }
+    }
+
+    @Test("Another tenant may register the default tenant's configured bundle id; each tenant's pushes to it are signed with its own key")
+    func theConfiguredBundleIDIsTheDefaultTenantsOwn() async throws {
+        try await H.run(trusting: [Self.harborKey]) { h in
+            let keys = try await Self.harbor(h, app: H.bundleID)
+            for keyring in h.keyrings {
+                #expect(keyring.key(for: H.bundleID, tenant: "harbor")?.keyID == "HARBORKEY1")
                 #expect(keyring.key(for: H.bundleID, tenant: "default")?.keyID == "TESTKEY001")
             }
+            let harborToken = H.token(47)
+            let defaultToken = H.token(48)
+            _ = try await Self.harborAlert(h, keys, customer: "c-1", token: harborToken)
+            _ = try await h.readyAlert(customer: "c-1", token: defaultToken)
+            await h.simulator.received(token: harborToken)
+            await h.simulator.received(token: defaultToken)
+            let toHarbor = h.simulator.records(token: harborToken)
+            #expect(toHarbor.count == 1 && toHarbor.first?.status == 200 && toHarbor.first?.topic == H.bundleID)
+            #expect(toHarbor.first?.keyID == "HARBORKEY1")
+            let toDefault = h.simulator.records(token: defaultToken)
+            #expect(toDefault.count == 1 && toDefault.first?.status == 200 && toDefault.first?.topic == H.bundleID)
+            #expect(toDefault.first?.keyID == "TESTKEY001")
             // An app added to the default tenant does not become the app of its existing tokens.
             let token = H.token(91)
             try await h.registerCustomer("c-1", kind: "alert", token: token)
@@ -192,7 +242,7 @@ import Testing
     func anInstanceWithoutTheKeyLeavesTheRows() async throws {
         try await TestDatabase.with { db in
             let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test")
-            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey), configuredBundleID: service.defaultBundleID)
+            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey))
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             _ = try await service.database.stores.put(id: "h1", name: "H1", timezone: "UTC", tenant: "harbor")
@@ -214,10 +264,14 @@ import Testing
                 repository: service.database.apnsKeys, masterKey: nil, configured: ["cafe.crema.test": APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")],
                 logger: Logger(label: "test"))
             try await keyring.reload()
-            #expect(keyring.apps == ["cafe.crema.test"])
+            #expect(keyring.apps == [TenantApp(tenant: "default", bundleID: "cafe.crema.test")])
             #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps, now: Date()).isEmpty)
+            // Nor does one with a key for the same bundle id in another tenant: that is another tenant's app.
+            let sameBundleElsewhere: Set = [TenantApp(tenant: "default", bundleID: Self.harborApp)]
+            #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: sameBundleElsewhere, now: Date()).isEmpty)
             // Another instance that holds harbor's key claims it.
-            let claimed = try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: [Self.harborApp], now: Date())
+            let claimed = try await service.database.deliveries.claim(
+                limit: 10, lease: .seconds(60), apps: [TenantApp(tenant: "harbor", bundleID: Self.harborApp)], now: Date())
             #expect(claimed.count == 1 && claimed.first?.bundleID == Self.harborApp && claimed.first?.topic == Self.harborApp)
         }
     }
@@ -226,7 +280,7 @@ import Testing
     func theKeyringReloadsWithinAMinute() async throws {
         try await TestDatabase.with { db in
             let database = CremaDatabase(pool: db.pool)
-            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey), configuredBundleID: H.bundleID)
+            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey))
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             let clock = TestClock(Date(timeIntervalSince1970: 1_795_000_000))

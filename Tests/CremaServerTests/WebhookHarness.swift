@@ -38,7 +38,7 @@ struct WebhookHarness: Sendable {
             policy.requestTimeout = requestTimeout
             var dependencies = CremaApplication.Dependencies(
                 pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey, configuredBundleID: service.defaultBundleID)
+            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
             dependencies.webhooks = CremaApplication.webhookService(
                 database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
             var settings = WebhookDispatcherConfiguration()

@@ -158,13 +158,20 @@ import Testing
     @Test("depth counts due pending rows and the age of the oldest, and apart the rows of apps the dispatcher cannot sign for")
     func depth() async throws {
         try await TestDatabase.with { db in
-            _ = try await pendingAlert(db)
-            let depth = try await DeliveryRepository(pool: db.pool).depth(apps: nil, now: Date())
+            let (store, _) = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let depth = try await deliveries.depth(apps: nil, now: Date())
             #expect(depth.pending == 1 && depth.unsignable == 0)
             #expect(depth.inflight == 0)
             #expect(depth.oldestPendingAge >= 0)
-            let elsewhere = try await DeliveryRepository(pool: db.pool).depth(apps: ["com.other.app"], now: Date())
+            let elsewhere = try await deliveries.depth(apps: [TenantApp(tenant: "default", bundleID: "com.other.app")], now: Date())
             #expect(elsewhere.pending == 0 && elsewhere.unsignable == 1)
+            // An app is its tenant and bundle id: the same bundle id in another tenant is another app.
+            let own = try await deliveries.depth(apps: [TenantApp(tenant: "default", bundleID: store.defaultBundleID)], now: Date())
+            #expect(own.pending == 1 && own.unsignable == 0)
+            let sameBundleOtherTenant = try await deliveries.depth(apps: [TenantApp(tenant: "harbor", bundleID: store.defaultBundleID)], now: Date())
+            #expect(sameBundleOtherTenant.pending == 0 && sameBundleOtherTenant.unsignable == 1)
+            #expect(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: [TenantApp(tenant: "harbor", bundleID: store.defaultBundleID)], now: Date()).isEmpty)
         }
     }
 }

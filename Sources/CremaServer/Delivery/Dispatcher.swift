@@ -277,7 +277,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 if depth.unsignable > 0, waitingForKey == 0 {
                     logger.warning(
                         "pushes wait for an app this instance has no APNs key for; another instance with the key sends them",
-                        metadata: ["count": "\(depth.unsignable)", "apps": "\(keyring.apps.map { $0.sorted().joined(separator: ",") } ?? "all")"])
+                        metadata: ["count": "\(depth.unsignable)", "apps": "\(keyring.apps.map { $0.sorted().map(\.description).joined(separator: ",") } ?? "all")"])
                 } else if depth.unsignable == 0, waitingForKey > 0 {
                     logger.info("no push waits for a key this instance lacks any more")
                 }

@@ -1,5 +1,5 @@
 public import CremaAPNs
-import CremaCore
+public import CremaCore
 public import CremaService
 public import CremaStore
 public import Foundation
@@ -8,20 +8,15 @@ import Synchronization
 
 /// Which key signs each app's pushes on this instance (docs/tenants.md): the database's active keys, reloaded every
 /// minute and at once when this instance's admin routes change one, and the key configured by `CREMA_APNS_*` for the
-/// default tenant's app. An app with no key here is not claimed by this instance: its rows wait for one that can
-/// sign them, never go out signed by another app's key.
+/// default tenant's app. Apps are keyed by tenant and bundle id: two tenants may register the same bundle id, and
+/// each one's pushes are signed with its own key. An app with no key here is not claimed by this instance: its rows
+/// wait for one that can sign them, never go out signed by another app's (or another tenant's) key.
 public final class SigningKeyring: Sendable {
-    /// A key for one app, and where it came from (for logs).
-    struct Entry: Sendable {
-        var key: APNsSigningKey
-        var tenant: String
-    }
-
     private struct State {
-        var database: [String: Entry] = [:]
+        var database: [TenantApp: APNsSigningKey] = [:]
         var loadedAt: Date?
         /// Apps whose stored key could not be opened (missing master key, unreadable file): said once per change.
-        var unusable: [String: String] = [:]
+        var unusable: [TenantApp: String] = [:]
         /// Fingerprints of keys from the environment APNs refused: the database marks its own keys, these are
         /// marked here until the process restarts with another key.
         var rejected: Set<String> = []
@@ -33,7 +28,8 @@ public final class SigningKeyring: Sendable {
 
     private let repository: APNsKeyRepository?
     private let masterKey: MasterKey?
-    private let configured: [String: APNsSigningKey]
+    /// The configured key's app, in the default tenant.
+    private let configured: [TenantApp: APNsSigningKey]
     private let fallback: APNsSigningKey?
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -55,7 +51,8 @@ public final class SigningKeyring: Sendable {
         self.onLoad = onLoad
         self.repository = repository
         self.masterKey = masterKey
-        self.configured = configured
+        self.configured = Dictionary(
+            configured.map { (TenantApp(tenant: TenantScope.defaultTenantName, bundleID: $0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.fallback = fallback
         self.logger = logger
         self.now = now
@@ -64,17 +61,16 @@ public final class SigningKeyring: Sendable {
     /// The key that signs `tenant`'s pushes for `bundleID` here, or nil: then the row is not this instance's to send.
     /// A stored key signs for its own tenant only, the configured key for the default tenant only.
     public func key(for bundleID: String?, tenant: String) -> APNsSigningKey? {
-        let (entry, rejected) = state.withLock { state in (bundleID.flatMap { state.database[$0] }, state.rejected) }
-        if let entry { return entry.tenant == tenant ? entry.key : nil }
+        let app = bundleID.map { TenantApp(tenant: tenant, bundleID: $0) }
+        let (stored, rejected) = state.withLock { state in (app.flatMap { state.database[$0] }, state.rejected) }
+        if let stored { return stored }
         let usable = { (key: APNsSigningKey?) in key.flatMap { rejected.contains($0.fingerprint) ? nil : $0 } }
-        let configuredKey = tenant == TenantScope.defaultTenantName ? bundleID.flatMap { configured[$0] } : nil
-        return usable(configuredKey) ?? usable(fallback)
+        return usable(app.flatMap { configured[$0] }) ?? usable(fallback)
     }
 
-    /// The apps this instance can sign for, as the claim's filter; nil when the fallback signs everything. (A stored
-    /// app's bundle id belongs to one tenant, and the configured one to the default tenant only, so the bundle id
-    /// alone names whose rows these are; `key(for:tenant:)` checks the tenant again when it signs.)
-    public var apps: Set<String>? {
+    /// The apps (tenant and bundle id) this instance can sign for, as the claim's filter; nil when the fallback signs
+    /// everything.
+    public var apps: Set<TenantApp>? {
         state.withLock { state in
             if let fallback, !state.rejected.contains(fallback.fingerprint) { return nil }
             return Set(state.database.keys).union(configured.filter { !state.rejected.contains($0.value.fingerprint) }.keys)
@@ -86,8 +82,8 @@ public final class SigningKeyring: Sendable {
     /// Reloads already under way are dropped, as they may have read the key before it was marked.
     public func refuse(_ key: APNsSigningKey) {
         state.withLock { state in
-            let stored = state.database.filter { $0.value.key.fingerprint == key.fingerprint }.map(\.key)
-            for bundleID in stored { state.database.removeValue(forKey: bundleID) }
+            let stored = state.database.filter { $0.value.fingerprint == key.fingerprint }.map(\.key)
+            for app in stored { state.database.removeValue(forKey: app) }
             if fallback?.fingerprint == key.fingerprint || configured.values.contains(where: { $0.fingerprint == key.fingerprint }) {
                 state.rejected.insert(key.fingerprint)
             }
@@ -103,35 +99,38 @@ public final class SigningKeyring: Sendable {
             return state.started
         }
         let stored = try await repository.signingKeys()
-        var loaded: [String: Entry] = [:]
-        var unusable: [String: String] = [:]
+        var loaded: [TenantApp: APNsSigningKey] = [:]
+        var unusable: [TenantApp: String] = [:]
         for key in stored {
+            let app = TenantApp(tenant: key.tenant, bundleID: key.bundleID)
             do {
-                loaded[key.bundleID] = Entry(key: try APNsKeyMaterial.signingKey(key, masterKey: masterKey), tenant: key.tenant)
+                loaded[app] = try APNsKeyMaterial.signingKey(key, masterKey: masterKey)
             } catch {
-                unusable[key.bundleID] = "key \(key.keyID): \(error)"
+                unusable[app] = "key \(key.keyID): \(error)"
             }
         }
         let at = now()
-        let (added, newlyUnusable) = state.withLock { state -> ([String], [String: String]) in
+        let (added, newlyUnusable) = state.withLock { state -> ([TenantApp], [TenantApp: String]) in
             guard generation > state.applied else { return ([], [:]) }
             state.applied = generation
-            let added = loaded.filter { state.database[$0.key]?.key.fingerprint != $0.value.key.fingerprint }.map(\.key)
+            let added = loaded.filter { state.database[$0.key]?.fingerprint != $0.value.fingerprint }.map(\.key)
             let newlyUnusable = unusable.filter { state.unusable[$0.key] != $0.value }
             state.database = loaded
             state.unusable = unusable
             state.loadedAt = at
             return (added, newlyUnusable)
         }
-        for bundleID in added.sorted() {
-            let entry = loaded[bundleID]!
-            onLoad?(entry.key)
+        for app in added.sorted() {
+            let key = loaded[app]!
+            onLoad?(key)
             logger.info(
                 "APNs signing key loaded",
-                metadata: ["tenant": "\(entry.tenant)", "bundle_id": "\(bundleID)", "key_id": "\(entry.key.keyID)", "fingerprint": "\(entry.key.fingerprint)"])
+                metadata: ["tenant": "\(app.tenant)", "bundle_id": "\(app.bundleID)", "key_id": "\(key.keyID)", "fingerprint": "\(key.fingerprint)"])
         }
-        for (bundleID, reason) in newlyUnusable.sorted(by: { $0.key < $1.key }) {
-            logger.error("APNs signing key cannot be used; this app's pushes wait", metadata: ["bundle_id": "\(bundleID)", "reason": "\(reason)"])
+        for (app, reason) in newlyUnusable.sorted(by: { $0.key < $1.key }) {
+            logger.error(
+                "APNs signing key cannot be used; this app's pushes wait",
+                metadata: ["tenant": "\(app.tenant)", "bundle_id": "\(app.bundleID)", "reason": "\(reason)"])
         }
     }
 

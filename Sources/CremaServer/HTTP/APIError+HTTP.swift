@@ -20,7 +20,6 @@ extension APIError {
             case .unknownStore(let id): self = .unknownStore(id)
             case .unknownTenant(let id): self = .unknownTenant(id)
             case .unknownApp(let id): self = .unknownApp(id)
-            case .bundleTaken(let id): self = .bundleTaken(id)
             case .appRequired: self = .appRequired("This tenant has no app yet: create one with PUT /v1/admin/tenants/{tenant}/apps/{bundle_id} before registering tokens.")
             case .idempotencyMismatch: self = .idempotencyMismatch
             case .idempotencyInProgress: self = .idempotencyInProgress

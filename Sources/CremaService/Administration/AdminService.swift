@@ -10,17 +10,13 @@ public struct AdminService: Sendable {
     public let database: CremaDatabase
     /// Seals `.p8` keys stored in the database; nil: only keys given as file paths can be added.
     public let masterKey: MasterKey?
-    /// The default tenant's app from `CREMA_APNS_TOPIC`: no other tenant may claim it (its pushes are signed with
-    /// the configured key).
-    public let configuredBundleID: String
     private let now: @Sendable () -> Date
 
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, configuredBundleID: String, now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, masterKey: MasterKey?, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.database = database
         self.masterKey = masterKey
-        self.configuredBundleID = configuredBundleID
         self.now = now
     }
 
@@ -39,7 +35,6 @@ public struct AdminService: Sendable {
         try Self.checkTenant(tenant)
         try Self.checkBundleID(bundleID)
         try Self.checkAppleID(teamID, field: "team_id")
-        if bundleID == configuredBundleID, tenant != TenantScope.defaultTenantName { throw APIError.bundleTaken(bundleID) }
         return try await database.tenants.putApp(tenant: tenant, bundleID: bundleID, teamID: teamID)
     }
 

@@ -128,16 +128,17 @@ public struct APNsKeyRepository: Repository {
         }
     }
 
-    /// The key that signs for each app now: the most recently activated active key APNs has not rejected.
+    /// The key that signs for each app now: the most recently activated active key APNs has not rejected. An app is
+    /// its tenant and bundle id: two tenants with the same bundle id each get their own key.
     public func signingKeys() async throws(StoreError) -> [StoredAPNsKey] {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT DISTINCT ON (k.bundle_id) \(unescaped: Self.columns)
+                    SELECT DISTINCT ON (k.tenant_id, k.bundle_id) \(unescaped: Self.columns)
                     FROM apns_keys k JOIN apps a USING (tenant_id, bundle_id)
                     WHERE k.state = 'active' AND k.rejected_at IS NULL
-                    ORDER BY k.bundle_id, k.activated_at DESC NULLS LAST, k.created_at DESC
+                    ORDER BY k.tenant_id, k.bundle_id, k.activated_at DESC NULLS LAST, k.created_at DESC
                     """
                 ).map(Self.key(from:))
             }

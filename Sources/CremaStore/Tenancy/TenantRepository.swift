@@ -67,15 +67,14 @@ public struct TenantRepository: Repository {
     }
 
     /// Creates an app or changes its team; the tenant's first app becomes its default (not in the tenant `default`,
-    /// whose default app is `CREMA_APNS_TOPIC`). A bundle id another tenant holds is refused as `bundleTaken`.
+    /// whose default app is `CREMA_APNS_TOPIC`). A bundle id is the tenant's own: another tenant's app of the same
+    /// bundle id is neither looked at nor changed, so the answer is the same whether one exists or not.
     public func putApp(tenant: String, bundleID: String, teamID: String) async throws(StoreError) -> (app: AppRecord, created: Bool) {
         try await database {
             try await pool.withTransaction { connection in
                 guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR UPDATE").isEmpty else {
                     throw StoreError.unknownTenant(tenant)
                 }
-                let owner = try await connection.query("SELECT tenant_id FROM apps WHERE bundle_id = \(bundleID)")
-                if let other: String = try owner.first?.decode("tenant_id"), other != tenant { throw StoreError.bundleTaken(bundleID) }
                 let row = try await connection.query(
                     """
                     INSERT INTO apps (tenant_id, bundle_id, team_id) VALUES (\(tenant), \(bundleID), \(teamID))
