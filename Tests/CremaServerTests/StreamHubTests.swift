@@ -20,7 +20,14 @@ import Testing
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             _ = try await service.database.stores.put(id: "pier-9", name: "Pier 9", timezone: "UTC", tenant: "default")
             _ = try await LifecycleSweeperTests.place(service, at: TestClock(Date()))
-            let head = try await service.database.stream.streamHead(store: "market-st", in: .default)
+            // The head as streams see it. A transaction still running anywhere in the cluster (another suite's) holds a
+            // new event back until it ends, as it should: the test waits for that other work, which has no event to
+            // wait on (bounded, like the pg_locks polls elsewhere), never for time.
+            var head = try await service.database.stream.streamHead(store: "market-st", in: .default)
+            for _ in 0..<6_000 where head == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+                head = try await service.database.stream.streamHead(store: "market-st", in: .default)
+            }
             #expect(head > 0)
             let hub = StreamHub(changes: nil, stream: service.database.stream, logger: Logger(label: "test"))
             var upToDate = [Int]()
