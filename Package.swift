@@ -143,12 +143,31 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Delivery: the APNs outbox dispatcher, the webhook dispatcher and the lifecycle sweeper. No HTTP server
+        // (no Hummingbird), so `crema dispatch` and the sweeper stand apart from the API.
+        .target(
+            name: "CremaDelivery",
+            dependencies: [
+                "CremaAPI", "CremaAPNs", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Webhooks: HTTP/1.1 or HTTP/2 to receivers, DNS off the cooperative pool, a receiver's private CA.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - HTTP server and composition root.
         .target(
             name: "CremaServer",
             dependencies: [
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaActivityModels",
-                "CremaAPNs", "CremaCivilTime",
+                "CremaCivilTime", "CremaDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -165,10 +184,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 // Crema's own HTTP server: Hummingbird's connection loop, its own accept and shutdown (HTTPServer).
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                // Webhooks: HTTP/1.1 or HTTP/2 to receivers, DNS off the cooperative pool, a receiver's private CA.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The server's event loops (MultiThreadedEventLoopGroup).
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
@@ -176,8 +193,8 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol",
-                "CremaCore",
+                "CremaServer", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaAPNsProtocol", "CremaCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -274,8 +291,8 @@ let package = Package(
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
-                "CremaAPNs", "CremaAPNsSimulator",
+                "CremaServer", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres",
+                "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

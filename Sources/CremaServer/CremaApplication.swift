@@ -1,8 +1,9 @@
+import CremaCore
+import CremaDelivery
 public import CremaPostgres
 public import CremaService
-public import CremaStore
-public import CremaCore
-public import Foundation
+import CremaStore
+import Foundation
 public import Hummingbird
 public import Logging
 public import NIOCore
@@ -50,7 +51,7 @@ public enum CremaApplication {
             self.keys = keys
             self.registry = registry
             self.admin = AdminService(database: service.database, masterKey: nil, configuredBundleID: service.defaultBundleID)
-            self.webhooks = CremaApplication.webhookService(
+            self.webhooks = WebhookService.resolvingDNS(
                 database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
         }
     }
@@ -92,16 +93,6 @@ public enum CremaApplication {
         ).register(on: router)
         routes.record(router.routes)
         return router
-    }
-
-    /// The webhook service with the real DNS resolver (run off the cooperative pool).
-    public static func webhookService(
-        database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), now: @escaping @Sendable () -> Date = Date.init
-    ) -> WebhookService {
-        WebhookService(
-            database: database, limits: limits, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
-            resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
     }
 
     /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream
