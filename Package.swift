@@ -29,7 +29,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -42,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        // Already resolved through Hummingbird; named so routes and the connection guard can spell HTTP status and fields.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Already resolved through swift-certificates; named so the simulator can write its certificate as PEM.
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
         // Tests only: reads /openapi.yaml so the contract test can hold the wire types against it.
@@ -143,17 +144,36 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Delivery: the APNs outbox dispatcher, the webhook dispatcher and the lifecycle sweeper. No HTTP server
+        // (no Hummingbird), so `crema dispatch` and the sweeper stand apart from the API.
+        .target(
+            name: "CremaDelivery",
+            dependencies: [
+                "CremaAPI", "CremaAPNs", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Webhooks: HTTP/1.1 or HTTP/2 to receivers, DNS off the cooperative pool, a receiver's private CA.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - HTTP server and composition root.
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaActivityModels",
-                "CremaAPNs", "CremaCivilTime",
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
+                "CremaDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -165,10 +185,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 // Crema's own HTTP server: Hummingbird's connection loop, its own accept and shutdown (HTTPServer).
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                // Webhooks: HTTP/1.1 or HTTP/2 to receivers, DNS off the cooperative pool, a receiver's private CA.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The server's event loops (MultiThreadedEventLoopGroup).
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
@@ -176,12 +194,11 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol",
-                "CremaCore",
+                "CremaServer", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -252,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: [
-                "CremaStore", "CremaService", "CremaAPI", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaStore", "CremaService", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -268,14 +285,19 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                // The connection handler's tests drive HTTP/2 frames over TLS on an embedded channel.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
-                "CremaAPNs", "CremaAPNsSimulator",
+                "CremaServer", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres",
+                "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -283,12 +305,12 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,8 +1,9 @@
+import CremaCore
+import CremaDelivery
 public import CremaPostgres
 public import CremaService
-public import CremaStore
-public import CremaCore
-public import Foundation
+import CremaStore
+import Foundation
 public import Hummingbird
 public import Logging
 public import NIOCore
@@ -51,7 +52,7 @@ public enum CremaApplication {
             self.keys = keys
             self.registry = registry
             self.admin = AdminService(database: service.database, masterKey: nil)
-            self.webhooks = CremaApplication.webhookService(
+            self.webhooks = WebhookService.resolvingDNS(
                 database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
         }
     }
@@ -97,16 +98,6 @@ public enum CremaApplication {
             configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
             masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
             now: dependencies.customerTokens?.now ?? Date.init)
-    }
-
-    /// The webhook service with the real DNS resolver (run off the cooperative pool).
-    public static func webhookService(
-        database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), now: @escaping @Sendable () -> Date = Date.init
-    ) -> WebhookService {
-        WebhookService(
-            database: database, limits: limits, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
-            resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
     }
 
     /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream

@@ -1,6 +1,7 @@
 import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaServer
 import CremaService
 import CremaStore

@@ -1,11 +1,11 @@
 import ArgumentParser
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaService
 import CremaStore
 import Foundation
-import Hummingbird
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -52,7 +52,7 @@ extension Crema {
             var webhookSettings = WebhookDispatcherConfiguration()
             webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
             let webhooks = try WebhookDispatcher(
-                service: CremaApplication.webhookService(
+                service: WebhookService.resolvingDNS(
                     database: store, limits: TenantLimitsDirectory(defaults: configuration.limits, repository: store.limits, now: Date.init),
                     masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
                 changes: changes, configuration: webhookSettings, registry: PrometheusCollectorRegistry(), logger: logger)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaService
@@ -97,7 +98,7 @@ extension Crema {
                 pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, now: service.clock, logger: logger))
             dependencies.customerTokens = customerTokens
             dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
-            dependencies.webhooks = CremaApplication.webhookService(
+            dependencies.webhooks = WebhookService.resolvingDNS(
                 database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
             let keyring = apns.keyring(
                 database: service.database.apnsKeys, masterKey: masterKey, privateDatabase: cluster != nil, logger: logger)

@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaTestSupport

@@ -2,6 +2,7 @@ import CremaAPNsProtocol
 import CremaAPNs
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaService

@@ -1,5 +1,6 @@
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaTestSupport

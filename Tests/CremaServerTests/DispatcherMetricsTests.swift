@@ -1,5 +1,5 @@
 import CremaAPNsProtocol
-@testable import CremaServer
+@testable import CremaDelivery
 import Prometheus
 import Testing
 

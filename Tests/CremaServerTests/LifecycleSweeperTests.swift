@@ -1,7 +1,7 @@
 import CremaAPNsProtocol
 import CremaCore
+import CremaDelivery
 import CremaPostgres
-import CremaServer
 import CremaService
 import CremaStore
 import CremaTestSupport

@@ -1,4 +1,5 @@
 import CremaCore
+import CremaDelivery
 import CremaServer
 import CremaService
 import CremaStore

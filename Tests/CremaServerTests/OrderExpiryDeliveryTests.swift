@@ -1,7 +1,7 @@
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
-import CremaServer
+import CremaDelivery
 import CremaService
 import CremaStore
 import CremaTestSupport

@@ -1,4 +1,4 @@
-@testable import CremaServer
+@testable import CremaDelivery
 import Testing
 
 /// The dispatcher worker's window: claims stay batched under load, an idle worker claims at once, and a full

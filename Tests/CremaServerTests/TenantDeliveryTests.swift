@@ -3,6 +3,7 @@ import CremaAPNs
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaService

@@ -1,4 +1,4 @@
-@testable import CremaServer
+@testable import CremaDelivery
 import Testing
 
 @Suite struct WebhookDeadlineTests {

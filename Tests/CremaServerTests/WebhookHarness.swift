@@ -1,5 +1,6 @@
 import CremaAPNsSimulator
 import CremaCore
+import CremaDelivery
 import CremaPostgres
 import CremaServer
 import CremaService
@@ -39,7 +40,7 @@ struct WebhookHarness: Sendable {
             var dependencies = CremaApplication.Dependencies(
                 pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
             dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
-            dependencies.webhooks = CremaApplication.webhookService(
+            dependencies.webhooks = WebhookService.resolvingDNS(
                 database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
             var settings = WebhookDispatcherConfiguration()
             settings.policy = policy
@@ -50,7 +51,7 @@ struct WebhookHarness: Sendable {
             // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
             settings.random = { 1 }
             let dispatcher = try WebhookDispatcher(
-                service: CremaApplication.webhookService(
+                service: WebhookService.resolvingDNS(
                     database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, now: { clock.now }),
                 changes: changes, configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
             let running = Task { try await dispatcher.run() }

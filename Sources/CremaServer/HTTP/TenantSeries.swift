@@ -1,8 +1,10 @@
+import CremaDelivery
+
 /// The Prometheus series that name tenants. `/metrics` is unauthenticated (scrapers rarely hold keys), and which
 /// brands share a Crema, with their volumes, is not for anyone who can reach it: these series are left out of the
 /// answer unless the bootstrap admin key (`CREMA_ADMIN_KEY`) is presented.
 enum TenantSeries {
-    static let pushes = "crema_apns_tenant_pushes_total"
+    static let pushes = Dispatcher.tenantPushesSeries
     static let names: Set<String> = [pushes]
 
     /// `text` (Prometheus exposition format) without the lines of the tenant series: samples and their `# HELP`/`# TYPE`.

@@ -1,3 +1,7 @@
+public import CremaCore
+public import CremaService
+public import CremaStore
+public import Foundation
 import NIOPosix
 
 #if canImport(Glibc)
@@ -45,5 +49,18 @@ enum WebhookResolver {
             for address in found where !unique.contains(address) { unique.append(address) }
             return unique
         }
+    }
+}
+
+extension WebhookService {
+    /// The webhook service with the real DNS resolver (run off the cooperative pool); public for the composition roots
+    /// (`crema serve`, `crema dispatch`, `CremaApplication`) and the tests.
+    public static func resolvingDNS(
+        database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
+        policy: WebhookPolicy = WebhookPolicy(), now: @escaping @Sendable () -> Date = Date.init
+    ) -> WebhookService {
+        WebhookService(
+            database: database, limits: limits, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
+            resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
     }
 }
