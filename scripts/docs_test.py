@@ -350,14 +350,20 @@ def main():
     bin_dir, tutorials = os.path.abspath(sys.argv[1]), sys.argv[2:]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     show = os.environ.get("DOCS_TEST_SHOW") == "1"
-    # SIGTERM and SIGHUP stop the instance and remove its folder as Ctrl-C does.
+    # SIGTERM and SIGHUP stop the instance and remove its folder as Ctrl-C does (the `finally`s on the way out).
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signum, interrupt)
     passed, failures = 0, []
-    for path in tutorials:
-        ok, failed = run_tutorial(path, bin_dir, root, show)
-        passed += ok
-        failures += failed
+    try:
+        for path in tutorials:
+            ok, failed = run_tutorial(path, bin_dir, root, show)
+            passed += ok
+            failures += failed
+    except KeyboardInterrupt:
+        print("docs-test: interrupted; the instance is stopped and its folder removed", file=sys.stderr)
+        sys.exit(130)
     report(failures)
     print(f"docs-test: {passed} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
