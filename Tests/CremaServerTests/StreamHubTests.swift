@@ -7,6 +7,7 @@ import CremaTestSupport
 import Foundation
 import HTTPTypes
 import Logging
+import Synchronization
 import Testing
 
 /// The stream hub's tick (docs/limits.md): one read for every open stream, waking only those behind their store, and
@@ -67,4 +68,36 @@ import Testing
             otherStream.close()
         }
     }
+
+    @Test("streams of one store at one cursor woken by one change share one read and one encoding; the next change reads again")
+    func onePageReadPerChange() async throws {
+        let hub = StreamHub(changes: nil, logger: Logger(label: "test"))
+        let store = StoreKey(tenant: "default", store: "market-st")
+        for _ in 0..<3 { _ = hub.subscribe(tenant: "default", store: "market-st", holder: "configured:dashboard-0", limit: 100, after: 7) }
+        let reads = ReadCounter()
+        let read: @Sendable () async throws -> StreamPage = {
+            reads.add()
+            return StreamPage(events: "id: 8\nevent: order\ndata: {}\n\n", last: 8, count: 1)
+        }
+        hub.wake([store])
+        let pages = try await withThrowingTaskGroup(of: StreamPage.self) { group in
+            for _ in 0..<3 { group.addTask { try await hub.page(store, after: 7, read: read) } }
+            return try await group.reduce(into: [StreamPage]()) { $0.append($1) }
+        }
+        #expect(pages.allSatisfy { $0.last == 8 })
+        #expect(reads.count == 1)
+        // Another cursor is another read; a new change makes the same cursor read again.
+        _ = try await hub.page(store, after: 8, read: read)
+        #expect(reads.count == 2)
+        hub.wake([store])
+        _ = try await hub.page(store, after: 8, read: read)
+        #expect(reads.count == 3)
+    }
+}
+
+/// Counts the reads a test's stand-in for the database was asked for.
+final class ReadCounter: Sendable {
+    private let value = Mutex(0)
+    func add() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

@@ -25,8 +25,19 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         var cursor: Int64
     }
 
+    /// A read of one store's changes after a cursor, shared by the streams woken by the same change at that cursor.
+    struct SharedRead {
+        var after: Int64
+        var generation: Int
+        var task: Task<StreamPage, any Error>
+    }
+
     struct State {
         var subscribers: [Int: Subscriber] = [:]
+        /// Per store, how many wake-ups it has had: a read is shared only by streams woken by the same one.
+        var generations: [StoreKey: Int] = [:]
+        /// Per store, its latest read.
+        var reads: [StoreKey: SharedRead] = [:]
         /// Open streams per holder, kept beside `subscribers` so a refusal costs no walk over every stream.
         var held: [String: Int] = [:]
         var next = 0
@@ -83,8 +94,26 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
             let left = state.held[subscriber.holder, default: 1] - 1
             state.held[subscriber.holder] = left > 0 ? left : nil
+            if !state.subscribers.values.contains(where: { $0.store == subscriber.store }) {
+                state.reads[subscriber.store] = nil
+                state.generations[subscriber.store] = nil
+            }
             return subscriber
         }?.continuation.finish()
+    }
+
+    /// The page of `store`'s changes after `cursor`: read (and encoded) by the first stream that asks after a wake-up,
+    /// and handed to every other stream of the store at the same cursor woken by the same change. A thousand streams
+    /// of one store cost one read and one encoding per change, not a thousand.
+    func page(_ store: StoreKey, after cursor: Int64, read: @escaping @Sendable () async throws -> StreamPage) async throws -> StreamPage {
+        let task = state.withLock { state -> Task<StreamPage, any Error> in
+            let generation = state.generations[store, default: 0]
+            if let shared = state.reads[store], shared.after == cursor, shared.generation == generation { return shared.task }
+            let task = Task { try await read() }
+            state.reads[store] = SharedRead(after: cursor, generation: generation, task: task)
+            return task
+        }
+        return try await task.value
     }
 
     /// Notes that stream `id` has written everything up to `cursor`.
@@ -113,10 +142,13 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         guard let heads = try? await stream.streamHeads(Array(stores)) else { return Tick(woken: wake(nil), closed: closed) }
         let woken = state.withLock { state in
             var woken = 0
+            var stirred = Set<StoreKey>()
             for subscriber in state.subscribers.values where subscriber.cursor < heads[subscriber.store] ?? .max {
                 subscriber.continuation.yield()
+                stirred.insert(subscriber.store)
                 woken += 1
             }
+            for store in stirred { state.generations[store, default: 0] += 1 }
             return woken
         }
         return Tick(woken: woken, closed: closed)
@@ -147,10 +179,13 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     func wake(_ stores: Set<StoreKey>?) -> Int {
         state.withLock { state in
             var woken = 0
+            var stirred = Set<StoreKey>()
             for subscriber in state.subscribers.values where stores?.contains(subscriber.store) ?? true {
                 subscriber.continuation.yield()
+                stirred.insert(subscriber.store)
                 woken += 1
             }
+            for store in stirred { state.generations[store, default: 0] += 1 }
             return woken
         }
     }
@@ -185,9 +220,20 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
             defer {
                 state.subscribers = [:]
                 state.held = [:]
+                state.reads = [:]
             }
             return Array(state.subscribers.values)
         }
         for subscriber in finishing { subscriber.continuation.finish() }
     }
+}
+
+/// Changes of one store encoded as Server-Sent Events, ready to write to every stream at the cursor they follow.
+struct StreamPage: Sendable {
+    /// The events' text, in cursor order.
+    var events: String
+    /// The cursor of the last event; nil when there was none.
+    var last: Int64?
+    /// How many changes the page holds (a full page means more may follow).
+    var count: Int
 }

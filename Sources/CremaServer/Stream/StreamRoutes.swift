@@ -89,7 +89,7 @@ struct StreamRoutes {
             // so the server can drain (it stops before the hub, services stopping in reverse order).
             try await withGracefulShutdownHandler {
                 try await Self.pump(
-                    &writer, changes: changes, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat
+                    &writer, changes: changes, hub: hub, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat
                 ) { cursor in hub.advance(id, to: cursor) }
             } onGracefulShutdown: {
                 hub.unsubscribe(id)
@@ -104,27 +104,31 @@ struct StreamRoutes {
     }
 
     /// Writes, on every wake-up, the store's changes after the cursor (page by page), or a keepalive comment
-    /// when nothing was written for `heartbeat`. Returns when the wake-ups end.
+    /// when nothing was written for `heartbeat`. Returns when the wake-ups end. A page is read and encoded once for
+    /// every stream of the store at the same cursor woken by the same change (`StreamHub.page`).
     static func pump(
-        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, tenant: String, storeID: String, from start: Int64, wakeUps: AsyncStream<Void>,
-        heartbeat: Duration, advanced: (Int64) -> Void = { _ in }
+        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, hub: StreamHub, tenant: String, storeID: String, from start: Int64,
+        wakeUps: AsyncStream<Void>, heartbeat: Duration, advanced: (Int64) -> Void = { _ in }
     ) async throws {
+        let store = StoreKey(tenant: tenant, store: storeID)
         var cursor = start
         let clock = ContinuousClock()
         // Opens the stream at once (and tells EventSource how long to wait before reconnecting).
         try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
         var lastWrite = clock.now
         for await _ in wakeUps {
-            var page: [StreamChange]
+            var page: StreamPage
             repeat {
-                page = try await changes.streamChanges(store: storeID, tenant: tenant, after: cursor)
-                if page.isEmpty { break }
-                var buffer = ByteBuffer()
-                for change in page {
-                    buffer.writeString(try event(change))
-                    cursor = change.cursor
+                let after = cursor
+                page = try await hub.page(store, after: after) {
+                    let read = try await changes.streamChanges(store: storeID, tenant: tenant, after: after)
+                    var text = ""
+                    for change in read { text += try event(change) }
+                    return StreamPage(events: text, last: read.last?.cursor, count: read.count)
                 }
-                try await writer.write(buffer)
+                guard let last = page.last else { break }
+                try await writer.write(ByteBuffer(string: page.events))
+                cursor = last
                 advanced(cursor)
                 lastWrite = clock.now
             } while page.count == StreamRepository.streamPageSize
