@@ -50,8 +50,14 @@ public struct OrderPreview: Codable, Sendable {
         case orderID = "order_id", generatedAt = "generated_at", contentState = "content_state"
     }
 
-    /// - Parameter lastEvent: the event that produced the order's state; it decides the alert wording.
-    public init(order: Order, lastEvent: OrderEventType, store: Store, now: Date) throws {
+    /// - Parameters:
+    ///   - lastEvent: the event that produced the order's state; it decides the alert wording.
+    ///   - etaBefore: the order's ETA before that event; whether a delay alerts depends on how far it moved.
+    ///   - policy: the delivery planner's numbers. The Live Activity bodies carry an alert exactly when the planner's
+    ///     would (`DeliveryPlanner.isUrgent`), as sent within the activity's priority budget.
+    public init(
+        order: Order, lastEvent: OrderEventType, etaBefore: Date?, store: Store, now: Date, policy: DeliveryPolicy = DeliveryPolicy()
+    ) throws {
         let zone = TimeZone(identifier: store.timezone) ?? .gmt
         let state = OrderProjector.contentState(order: order, storeName: store.name, timeZone: zone, now: now, locale: order.locale)
         orderID = order.id.uuidString.lowercased()
@@ -65,17 +71,16 @@ public struct OrderPreview: Codable, Sendable {
         contentState = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(state))
 
         let last = lastEvent
-        let alerting: Set<OrderEventType> = [.ready, .canceled, .delayed]
+        let alert = DeliveryPlanner.isUrgent(last, etaBefore: etaBefore, etaAfter: order.eta, policy: policy) ? last : nil
         func activity(_ event: LiveActivityEvent, alert: OrderEventType?) -> APNsBody {
             APNsBodyBuilder.liveActivity(
                 order: order, storeName: store.name, timeZone: zone, now: now, locale: order.locale, event: event, alertFor: alert)
         }
         var bodies: [String: BodyPreview] = [:]
         if order.state.isTerminal {
-            bodies["liveactivity_end"] = try BodyPreview(pushType: "liveactivity", activity(.end, alert: last))
+            bodies["liveactivity_end"] = try BodyPreview(pushType: "liveactivity", activity(.end, alert: alert))
         } else {
-            bodies["liveactivity_update"] = try BodyPreview(
-                pushType: "liveactivity", activity(.update, alert: alerting.contains(last) ? last : nil))
+            bodies["liveactivity_update"] = try BodyPreview(pushType: "liveactivity", activity(.update, alert: alert))
             bodies["liveactivity_start"] = try BodyPreview(pushType: "liveactivity", activity(.start, alert: nil))
         }
         bodies["alert"] = try BodyPreview(
@@ -83,5 +88,15 @@ public struct OrderPreview: Codable, Sendable {
             APNsBodyBuilder.alert(for: last, order: order, storeName: store.name, timeZone: zone, now: now, locale: order.locale))
         bodies["widgets"] = try BodyPreview(pushType: "widgets", APNsBodyBuilder.widget)
         self.bodies = bodies
+    }
+}
+
+extension OrderPreview {
+    /// The order's ETA before its last event: the latest ETA an earlier event set (`placed`, `delayed`).
+    public static func etaBefore(lastOf events: [RecordedEvent]) -> Date? {
+        for event in events.dropLast().reversed() {
+            if case .string(let text)? = event.data["eta"], let eta = WireCoding.parseRFC3339(text) { return eta }
+        }
+        return nil
     }
 }

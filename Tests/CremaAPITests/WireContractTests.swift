@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func aPreviewWritesExactlyTheKeysOfTheOrderPreviewSchema() throws {
-        let preview = try OrderPreview(order: try Self.order(), lastEvent: .started, store: Self.store, now: Self.now)
+        let preview = try OrderPreview(order: try Self.order(), lastEvent: .started, etaBefore: nil, store: Self.store, now: Self.now)
         #expect(try keys(preview) == (try document.keys(of: "OrderPreview").properties))
         #expect(try keys(preview.families) == (try document.keys(document.property("families", of: "OrderPreview")).properties))
         let body = try #require(preview.bodies["alert"])

@@ -59,7 +59,9 @@ struct OrderRoutes {
             throw APIError.unknownOrder
         }
         guard let shop = try await service.database.stores.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
-        let preview = try OrderPreview(order: detail.order, lastEvent: detail.events.last?.type ?? .placed, store: shop, now: Date())
+        let preview = try OrderPreview(
+            order: detail.order, lastEvent: detail.events.last?.type ?? .placed, etaBefore: OrderPreview.etaBefore(lastOf: detail.events),
+            store: shop, now: service.clock(), policy: service.deliveryPolicy)
         return try JSONResponse.make(.ok, preview)
     }
 
