@@ -39,6 +39,8 @@ public enum CremaApplication {
         public var webhooks: WebhookService
         /// Every API key's and customer's request allowance (docs/limits.md), at the rates of `service.limits`.
         public var rateLimiter = RequestRateLimiter()
+        /// Generated API keys as last read (a few seconds), shared by authentication and the routes that revoke them.
+        public var apiKeyCache = APIKeyCache()
 
         public init(
             pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
@@ -68,7 +70,9 @@ public enum CremaApplication {
         let customers = dependencies.customerTokenDirectory ?? customerTokenDirectory(dependencies)
         router.add(
             middleware: AuthenticationMiddleware(
-                keys: dependencies.keys, generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys), customers: customers))
+                keys: dependencies.keys,
+                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, now: dependencies.service.clock),
+                customers: customers))
         router.add(
             middleware: RateLimitMiddleware(
                 limiter: dependencies.rateLimiter, limits: dependencies.service.limits, now: dependencies.service.clock))
@@ -86,7 +90,7 @@ public enum CremaApplication {
         BoardRoutes().register(on: router)
         AdminRoutes(
             admin: dependencies.admin, apnsKeysChanged: dependencies.apnsKeysChanged, customerTokensChanged: { await customers.reload() },
-            limits: dependencies.service.limits
+            limits: dependencies.service.limits, apiKeyCache: dependencies.apiKeyCache
         ).register(on: router)
         routes.record(router.routes)
         return router

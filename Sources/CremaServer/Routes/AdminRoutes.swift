@@ -16,6 +16,8 @@ struct AdminRoutes {
     let customerTokensChanged: @Sendable () async -> Void
     /// Each tenant's load limits, forgotten here when changed so this process applies them at once.
     let limits: TenantLimitsDirectory
+    /// Forgets a key revoked here, so this process refuses it at once.
+    let apiKeyCache: APIKeyCache
 
     func register(on router: Router<CremaRequestContext>) {
         router.get("/v1/admin/tenants") { request, context in try await self.tenants(request, context) }
@@ -210,6 +212,7 @@ struct AdminRoutes {
         let tenant = try Self.tenant(context)
         _ = try context.authorizeAdmin(tenant: tenant)
         let key = try await admin.revokeAPIKey(tenant: tenant, id: try context.pathParameter("id"))
+        apiKeyCache.forget(key.id)
         context.logger.info("API key revoked", metadata: ["revoked_key_id": "\(key.id)"])
         return Response(status: .noContent)
     }
