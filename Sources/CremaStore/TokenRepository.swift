@@ -86,7 +86,12 @@ public struct TokenRepository: Repository {
         customerRef: String, tenant: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, bundleID: String?,
         replaces: String?, limit: Int
     ) async throws(StoreError) -> RegisteredToken {
-        try await database {
+        // A customer at the limit is refused in one statement, without a transaction or a lock: a flood of refused
+        // registrations costs one read each. Below the limit the count is taken again under the lock.
+        if replaces == nil, try await activeTokens(customerRef: customerRef, tenant: tenant, kind: kind, besides: token) >= limit {
+            throw .limitReached(.tokensPerCustomer, limit: limit)
+        }
+        return try await database {
             try await pool.withTransaction { connection in
                 let app = try await Self.app(bundleID, tenant: tenant, on: connection)
                 if let replaces, replaces != token {
@@ -120,6 +125,21 @@ public struct TokenRepository: Repository {
                 return RegisteredToken(
                     ref: PushTargetRef(kind: kind, id: try rows[0].decode("token_id")), environment: environment,
                     created: try rows[0].decode("created"), redactedToken: PushTokenValidation.redacted(token))
+            }
+        }
+    }
+
+    /// The customer's active tokens of `kind` other than `token`; the limit does not count when `token` is held already.
+    private func activeTokens(customerRef: String, tenant: String, kind: PushTargetKind, besides token: String) async throws(StoreError) -> Int {
+        try await database {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT CASE WHEN bool_or(token = \(token)) THEN 0 ELSE count(*) END AS others
+                    FROM customer_tokens
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND retired_at IS NULL
+                    """)
+                return try rows[0].decode("others", as: Int.self)
             }
         }
     }

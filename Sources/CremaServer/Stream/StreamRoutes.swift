@@ -62,6 +62,9 @@ struct StreamRoutes {
             scope = try context.authorize([.dashboard]).scope
             holder = try context.presentedKey().holder
         }
+        // A key at its limit is refused before any database work: a flood of refused streams costs no read.
+        let limit = try await limits.limits(for: scope.tenant).streamsPerKey
+        guard hub.streams(heldBy: holder) < limit else { throw APIError.limitReached(.streamsPerKey, limit: limit) }
         let resumeFrom = request.headers[HTTPField.Name("Last-Event-ID")!] ?? query["last_event_id"].map(String.init)
         let start: Int64
         if let resumeFrom {
@@ -74,7 +77,6 @@ struct StreamRoutes {
             start = try await changes.streamHead(store: storeID, in: scope)
         }
         let tenant = scope.tenant
-        let limit = try await limits.limits(for: tenant).streamsPerKey
         guard let subscription = hub.subscribe(tenant: tenant, store: storeID, holder: holder, limit: limit, after: start) else {
             throw APIError.limitReached(.streamsPerKey, limit: limit)
         }
