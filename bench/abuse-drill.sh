@@ -82,7 +82,7 @@ log "phases of ${duration}s: quiet ${selected[*]}; ordinary: $workers workers x 
 log "fresh PostgreSQL cluster in $cluster; crema serve on 127.0.0.1:$port, receiver :$receiver_port, tarpit :$tarpit_port"
 conninfo=$(start_cluster "$cluster" crema_abuse "$out/postgres-start.log")
 CREMA_ADMIN_KEY=$admin_key CREMA_MASTER_KEY=$master_key CREMA_WEBHOOK_ALLOW_PRIVATE=1 \
-  start_serve "$conninfo" "$port" 8 "$out/serve.log"
+  CREMA_RATE_LIMIT=200/400 start_serve "$conninfo" "$port" 8 "$out/serve.log"
 wait_ready "$port" 60
 
 # Both peers live as long as the drill at most (the trap stops them sooner).

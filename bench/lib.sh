@@ -36,8 +36,11 @@ bench_cleanup() {
 log() { echo "== $*" | tee -a "$out/run.log"; }
 
 # start_serve CONNINFO PORT POOL LOGFILE: starts `crema serve` in the background; sets SERVE_PID.
+# The per-key rate limit (CREMA_RATE_LIMIT, default 200/400 in crema) is off unless the caller sets it: these
+# benchmarks and drills send everything with one key per role and measure crema, not the limit. The abuse drill sets
+# the default explicitly.
 start_serve() {
-  CREMA_DATABASE_URL="$1" CREMA_API_KEYS="$BENCH_API_KEYS" CREMA_HTTP_HOST=127.0.0.1 CREMA_HTTP_PORT="$2" \
+  CREMA_RATE_LIMIT="${CREMA_RATE_LIMIT:-0}" CREMA_DATABASE_URL="$1" CREMA_API_KEYS="$BENCH_API_KEYS" CREMA_HTTP_HOST=127.0.0.1 CREMA_HTTP_PORT="$2" \
     CREMA_DB_POOL_SIZE="$3" LOG_LEVEL=${CREMA_LOG_LEVEL:-warning} "$CREMA" serve >> "$4" 2>&1 &
   SERVE_PID=$!
 }
