@@ -34,6 +34,9 @@ Rules of the comparison, applied to the pasted output and the actual one alike:
      its output is not compared.
 Every command is counted; the first mismatch is shown as a diff with the tutorial's file and line, later ones
 by file and line only. The last line is `docs-test: N passed, M failed`; exit 1 on any failure.
+
+A tutorial that needs its instance started with some variables says so to its reader in words and to this script in a
+line `<!-- docs-test: serve with NAME=value ... -->` (docs/tutorial-webhooks.md: CREMA_WEBHOOK_ALLOW_PRIVATE=1).
 """
 
 import difflib
@@ -167,10 +170,25 @@ def clean_environment():
     return env
 
 
+SERVE_WITH = re.compile(r"^<!-- docs-test: serve with ((?:[A-Z_]+=\S+ ?)+) -->$")
+
+
+def serve_environment(path):
+    """Variables a tutorial asks its instance to be started with, from a line
+    `<!-- docs-test: serve with NAME=value ... -->` (the tutorial says the same to its reader in words)."""
+    env = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = SERVE_WITH.match(line.strip())
+            if match:
+                env.update(pair.split("=", 1) for pair in match.group(1).split())
+    return env
+
+
 class Instance:
     """A fresh embedded `crema serve` in a temporary folder, stopped and removed by stop()."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, serve_env=None):
         self.folder = tempfile.mkdtemp(prefix="crema-docs-test-")
         self.data_dir = os.path.join(self.folder, "crema")
         self.home = os.path.join(self.folder, "home")
@@ -182,6 +200,7 @@ class Instance:
         env = clean_environment()
         env["CREMA_DATA_DIR"] = self.data_dir
         env["LOG_LEVEL"] = "info"
+        env.update(serve_env or {})
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([os.path.join(bin_dir, "crema"), "serve", "--port", str(self.port)],
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT,
@@ -270,7 +289,7 @@ def run_tutorial(path, bin_dir, root, show):
     if not commands:
         sys.exit(f"{path}: no ```console block")
     print(f"docs-test: {path}: {len(commands)} commands against a fresh instance", flush=True)
-    instance = Instance(bin_dir)
+    instance = Instance(bin_dir, serve_environment(path))
     failures = []
     try:
         if not instance.wait_ready():
