@@ -53,20 +53,26 @@ public final class TenantLimitsDirectory: Sendable {
                 return .pending(task)
             }
         }
-        guard case .pending(let task) = found else {
-            if case .ready(let limits) = found { return limits }
-            return defaults
+        let task: Task<TenantLimitOverrides?, any Error>
+        switch found {
+        case .ready(let limits): return limits
+        case .pending(let pending): task = pending
+        }
+        // Only this read's own entry is replaced: a `forget` during the read may have started a newer one.
+        func isThisRead(_ entry: Entry?) -> Bool {
+            if case .loading(let current) = entry { return current == task }
+            return false
         }
         do {
             let overrides = try await task.value
             let limits = defaults.overridden(by: overrides ?? TenantLimitOverrides())
             entries.withLock { entries in
-                if case .loading = entries[tenant] { entries[tenant] = .loaded(limits, at: now()) }
+                if isThisRead(entries[tenant]) { entries[tenant] = .loaded(limits, at: now()) }
             }
             return limits
         } catch {
             entries.withLock { entries in
-                if case .loading = entries[tenant] { entries[tenant] = nil }
+                if isThisRead(entries[tenant]) { entries[tenant] = nil }
             }
             if let error = error as? StoreError { throw error }
             throw .database(PostgresError(.server, detail: "\(error)"))
