@@ -42,7 +42,7 @@ struct StreamRoutes {
         try await changes.issueStreamTicket(
             ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
-            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: Date().addingTimeInterval(Self.ticketLifetime)),
+            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: hub.now().addingTimeInterval(Self.ticketLifetime)),
             headers: [.cacheControl: "no-store"])
     }
 
