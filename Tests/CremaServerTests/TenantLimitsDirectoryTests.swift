@@ -38,3 +38,22 @@ import Testing
         }
     }
 }
+
+/// The rate limiter's memory is bounded: past its capacity it forgets the callers whose allowance has refilled.
+@Suite struct RequestRateLimiterTests {
+    @Test("past its capacity the limiter forgets refilled buckets and keeps the ones still spending")
+    func memoryIsBounded() {
+        let limiter = RequestRateLimiter(capacity: 3)
+        let rate = RequestRate(perSecond: 1, burst: 2)!
+        let start = Date(timeIntervalSinceReferenceDate: 1_000)
+        for caller in ["a", "b", "c"] { #expect(limiter.take(caller, rate: rate, now: start) == .allowed) }
+        #expect(limiter.count == 3)
+        // "c" spends again later, so its bucket is not full; "a" and "b" have refilled by then.
+        _ = limiter.take("c", rate: rate, now: start.addingTimeInterval(5))
+        _ = limiter.take("c", rate: rate, now: start.addingTimeInterval(5))
+        #expect(limiter.take("d", rate: rate, now: start.addingTimeInterval(5)) == .allowed)
+        #expect(limiter.count == 2)
+        // "c" kept its spent allowance: forgetting it would have handed it a fresh burst.
+        #expect(limiter.take("c", rate: rate, now: start.addingTimeInterval(5)) == .refused(retryAfter: 1))
+    }
+}

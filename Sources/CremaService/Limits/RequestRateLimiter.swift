@@ -8,7 +8,8 @@ import Synchronization
 public final class RequestRateLimiter: Sendable {
     /// Callers remembered before full buckets are forgotten.
     public let capacity: Int
-    private let buckets = Mutex<[String: TokenBucket]>([:])
+    /// Each caller's bucket with the rate it was last taken under (tenants' rates differ, so fullness is judged by each).
+    private let buckets = Mutex<[String: (bucket: TokenBucket, rate: RequestRate)]>([:])
 
     public init(capacity: Int = 100_000) {
         self.capacity = capacity
@@ -19,12 +20,12 @@ public final class RequestRateLimiter: Sendable {
         let seconds = now.timeIntervalSinceReferenceDate
         return buckets.withLock { buckets in
             if buckets[caller] == nil, buckets.count >= capacity {
-                buckets = buckets.filter { !$0.value.isFull(rate: rate, now: seconds) }
+                buckets = buckets.filter { !$0.value.bucket.isFull(rate: $0.value.rate, now: seconds) }
                 if buckets.count >= capacity { buckets.removeAll(keepingCapacity: true) }
             }
-            var bucket = buckets[caller] ?? TokenBucket(rate: rate, now: seconds)
+            var bucket = buckets[caller]?.bucket ?? TokenBucket(rate: rate, now: seconds)
             let decision = bucket.take(rate: rate, now: seconds)
-            buckets[caller] = bucket
+            buckets[caller] = (bucket, rate)
             return decision
         }
     }
