@@ -165,9 +165,6 @@ public struct Dispatcher: Service, CustomStringConvertible {
     /// Seconds between prunes of finished rows.
     static let pruneInterval: TimeInterval = 600
 
-    /// The series naming tenants: public so `/metrics` (CremaServer) can leave it out unless the bootstrap admin key asks.
-    public static let tenantPushesSeries = "crema_apns_tenant_pushes_total"
-
     /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable, a
     /// few times; an error in the outcomes themselves would fail every time, so those are given up at once.
     static func keepsForAnotherTry(_ error: any Error, failures: Int) -> Bool {

@@ -1,5 +1,6 @@
 import CremaAPNsProtocol
 import CremaCore
+import CremaService
 import CremaStore
 import Prometheus
 
@@ -12,7 +13,7 @@ struct DispatcherMetrics: Sendable {
         metricName: "crema_apns_pushes_total", unitName: "", helpText: "APNs requests by push type and outcome.")
     /// Shown on `/metrics` to the bootstrap admin key only (CremaServer's `TenantSeries`): which tenants exist is not public.
     nonisolated(unsafe) static let tenantPushes = MetricNameDescriptor(
-        metricName: Dispatcher.tenantPushesSeries, unitName: "", helpText: "APNs requests by tenant, push type and outcome (bootstrap admin key only).")
+        metricName: TenantSeries.pushes, unitName: "", helpText: "APNs requests by tenant, push type and outcome (bootstrap admin key only).")
     nonisolated(unsafe) static let retries = MetricNameDescriptor(
         metricName: "crema_apns_retries_total", unitName: "", helpText: "APNs answers that put a push back to wait for another attempt.")
     nonisolated(unsafe) static let pending = MetricNameDescriptor(

@@ -1,12 +1,8 @@
-import CremaDelivery
+import CremaService
 
-/// The Prometheus series that name tenants. `/metrics` is unauthenticated (scrapers rarely hold keys), and which
-/// brands share a Crema, with their volumes, is not for anyone who can reach it: these series are left out of the
-/// answer unless the bootstrap admin key (`CREMA_ADMIN_KEY`) is presented.
-enum TenantSeries {
-    static let pushes = Dispatcher.tenantPushesSeries
-    static let names: Set<String> = [pushes]
-
+/// `/metrics` is unauthenticated (scrapers rarely hold keys), so the series that name tenants (`TenantSeries`) are
+/// left out of the answer unless the bootstrap admin key (`CREMA_ADMIN_KEY`) is presented.
+extension TenantSeries {
     /// `text` (Prometheus exposition format) without the lines of the tenant series: samples and their `# HELP`/`# TYPE`.
     static func removed(from text: String) -> String {
         var kept = ""
