@@ -163,12 +163,33 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - HTTP server and composition root.
+        // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits): no I/O.
+        .target(
+            name: "CremaSettings",
+            dependencies: ["CremaAPNsProtocol", "CremaCore", "CremaService", "CremaStore"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - The composition root (CremaProcess): every part of a process but the HTTP side, and their start order.
+        // No Hummingbird, so `crema dispatch` reaches no HTTP server code.
+        .target(
+            name: "CremaRuntime",
+            dependencies: [
+                "CremaAPNs", "CremaAPNsProtocol", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
+                "CremaSettings", "CremaStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - The HTTP server and API only: routes, auth, errors, SSE, dashboard, metrics.
         .target(
             name: "CremaServer",
             dependencies: [
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
-                "CremaDelivery",
+                "CremaSettings",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -194,12 +215,11 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
-                "CremaAPNsProtocol", "CremaCore", "CremaAPI",
+                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs",
+                "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore", "CremaAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -296,8 +316,8 @@ let package = Package(
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres",
-                "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore",
+                "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,7 +1,7 @@
 import CremaCore
-import CremaDelivery
 public import CremaPostgres
 public import CremaService
+public import CremaSettings
 import CremaStore
 import Foundation
 public import Hummingbird
@@ -11,8 +11,8 @@ public import NIOPosix
 public import Prometheus
 public import ServiceLifecycle
 
-/// The composition root, used by `crema serve` and by the tests alike: one pool, the order service over it,
-/// the router with its middleware, and the background services, wired in dependency order.
+/// The HTTP side of a process: the router with its middleware over the parts `CremaProcess` (the composition root,
+/// in CremaRuntime) built, and the services only the HTTP side needs (the stream hub, the customer token keys).
 public enum CremaApplication {
     /// What the router needs; built once per process (or per test).
     public struct Dependencies: Sendable {
@@ -35,16 +35,20 @@ public enum CremaApplication {
         /// Called after an administrator changed an APNs key, so this instance's dispatcher reloads at once
         /// (other instances reload on their own minute tick).
         public var apnsKeysChanged: @Sendable () async -> Void = {}
-        /// Webhook endpoints; by default without a master key (registration refused) and refusing private addresses.
+        /// Webhook endpoints, as the API registers and lists them.
         public var webhooks: WebhookService
         /// Every API key's and customer's request allowance (docs/limits.md), at the rates of `service.limits`.
         public var rateLimiter = RequestRateLimiter()
         /// Generated API keys as last read (a few seconds), shared by authentication and the routes that revoke them.
         public var apiKeyCache = APIKeyCache()
+        /// The process's own services (`CremaProcess.services`, in its start order); `build` runs them before the
+        /// HTTP side's, so they stop after it.
+        public var processServices: [any Service] = []
 
+        /// The parts come from `CremaProcess` (its pool, order service, administration and webhooks).
         public init(
-            pool: PostgresPool, service: OrderService, migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry = .init(),
-            streamHub: StreamHub? = nil
+            pool: PostgresPool, service: OrderService, admin: AdminService, webhooks: WebhookService, migrator: Migrator, keys: APIKeys,
+            registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
         ) {
             self.streamHub = streamHub
                 ?? StreamHub(changes: service.database.changes, stream: service.database.stream, now: service.clock, logger: Logger(label: "crema.stream"))
@@ -53,9 +57,8 @@ public enum CremaApplication {
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
-            self.admin = AdminService(database: service.database, masterKey: nil)
-            self.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
+            self.admin = admin
+            self.webhooks = webhooks
         }
     }
 
@@ -104,14 +107,13 @@ public enum CremaApplication {
             now: dependencies.customerTokens?.now ?? Date.init)
     }
 
-    /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream
-    /// hub, and `services`). `onListening` gets the bound port once the server accepts connections (the real one when
+    /// The HTTP application plus the services that live as long as it does: the process's first
+    /// (`processServices`), then the stream hub and the customer token keys, and the server last. `onListening` gets the bound port once the server accepts connections (the real one when
     /// `port` is 0); `limits` bound what each connection may take (read and idle timeouts, the connection cap);
     /// `eventLoopGroup` runs the server's connections (tests give it one loop, to know the order of events).
     public static func build(
         _ dependencies: Dependencies, host: String, port: Int, logger: Logger, limits: ConnectionLimits = .init(),
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        services: [any Service] = [], onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> CremaHTTPApplication {
         var dependencies = dependencies
         // Made here rather than in `router`, so that it also runs as a service: its reloads are its own, never a request's.
@@ -120,51 +122,11 @@ public enum CremaApplication {
         let httpRouter = router(dependencies)
         let routes = RouteTable()
         routes.record(httpRouter.routes)
-        // Graceful shutdown stops services in reverse order: the pool closer, listed first, outlives the rest, and the
-        // change feed outlives its subscribers (the stream hub, a dispatcher in `services`) to announce the last changes.
-        var background: [any Service] = [
-            PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger),
-        ]
-        if let changes = dependencies.service.database.changes { background.append(changes) }
         let pipeline = ConnectionPipeline(
             limits: limits, routes: routes, gate: ConnectionGate(limit: limits.maxConnections),
             metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
         return CremaHTTPApplication(
-            responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub, customers] + services, host: host,
+            responder: httpRouter.buildResponder(), logger: logger, services: dependencies.processServices + [dependencies.streamHub, customers], host: host,
             port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, onListening: onListening)
-    }
-}
-
-/// Deletes Idempotency-Keys older than the 24-hour window, every ten minutes. Correctness does not depend
-/// on it (an expired key is reclaimed on use); it keeps the table small.
-struct IdempotencyJanitor: Service, CustomStringConvertible {
-    let idempotency: IdempotencyRepository
-    let logger: Logger
-    var description: String { "IdempotencyJanitor" }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let count = try await idempotency.pruneExpired()
-                    if count > 0 { logger.info("pruned expired idempotency keys", metadata: ["count": "\(count)"]) }
-                } catch {
-                    if Task.isCancelled { break }  // stopping: the prune met a closing pool, not a fault
-                    logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: .seconds(600))
-            }
-        }
-    }
-}
-
-/// Closes the database pool once the HTTP server has drained (services stop in reverse order).
-struct PoolCloser: Service, CustomStringConvertible {
-    let pool: PostgresPool
-    var description: String { "PoolCloser" }
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await pool.close()
     }
 }

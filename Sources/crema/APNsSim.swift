@@ -1,6 +1,7 @@
 import ArgumentParser
 import CremaAPNs
 import CremaAPNsSimulator
+import CremaRuntime
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -107,7 +108,7 @@ extension Crema {
         private func signingKey(_ spec: String) throws -> (APNsSigningKey, String?) {
             let parts = spec.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw RuntimeError(message: "--key \(spec): expected TEAM-ID:KEY-ID or TEAM-ID:KEY-ID:PATH.p8")
+                throw StartupError(message: "--key \(spec): expected TEAM-ID:KEY-ID or TEAM-ID:KEY-ID:PATH.p8")
             }
             return try signingKey(keyID: parts[1], teamID: parts[0], file: parts.count == 3 ? parts[2] : nil)
         }
@@ -131,11 +132,11 @@ extension Crema {
                     FileManager.default.createFile(
                         atPath: path, contents: Data(key.pkcs8PEM.utf8), attributes: [.posixPermissions: 0o600])
                 else {
-                    throw RuntimeError(message: "cannot write \(path)")
+                    throw StartupError(message: "cannot write \(path)")
                 }
                 return (key, path)
             } catch let error as APNsSigningKeyError {
-                throw RuntimeError(message: error.description)
+                throw StartupError(message: error.description)
             }
         }
 

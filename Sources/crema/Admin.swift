@@ -1,8 +1,10 @@
 import ArgumentParser
 import CremaAPI
 import CremaPostgres
+import CremaRuntime
 import CremaServer
 import CremaService
+import CremaSettings
 import CremaStore
 import Foundation
 
@@ -42,8 +44,8 @@ extension Crema {
             } catch {
                 await pool.close()
                 try? await database.stopClusterIfStartedHere()
-                if let error = error as? RuntimeError { throw error }
-                throw RuntimeError(message: Self.describe(error))
+                if let error = error as? StartupError { throw error }
+                throw StartupError(message: Self.describe(error))
             }
         }
 

@@ -1,7 +1,9 @@
 import ArgumentParser
 import CremaAPI
 import CremaCore
+import CremaRuntime
 import CremaService
+import CremaSettings
 import CremaStore
 import Foundation
 
@@ -82,7 +84,7 @@ struct AdminAPNsKey: AsyncParsableCommand {
             case .add:
                 var pem: String?
                 if let p8 {
-                    do { pem = try String(contentsOfFile: p8, encoding: .utf8) } catch { throw RuntimeError(message: "cannot read \(p8): \(error.localizedDescription)") }
+                    do { pem = try String(contentsOfFile: p8, encoding: .utf8) } catch { throw StartupError(message: "cannot read \(p8): \(error.localizedDescription)") }
                 }
                 return try await admin.addAPNsKey(
                     tenant: tenant, bundleID: bundleID, APNsKeyCreateRequest(keyID: keyID, p8: pem, p8Path: p8Path, active: !inactive)).0

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CremaRuntime
 import CremaServer
+import CremaSettings
 import Foundation
 
 /// The `crema` command: the broker's server and its operational tools.
@@ -14,7 +16,7 @@ struct Crema: AsyncParsableCommand {
         subcommands: [Serve.self, Dispatch.self, Migrate.self, Admin.self, Postgres.self, APNsSim.self],
         defaultSubcommand: Serve.self)
 
-    /// ArgumentParser's own `main`, except that a `RuntimeError` is one line on standard error and its own exit
+    /// ArgumentParser's own `main`, except that a `StartupError` is one line on standard error and its own exit
     /// status (78 for configuration), never a usage dump or a backtrace.
     static func main() async {
         do {
@@ -24,7 +26,7 @@ struct Crema: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let error as RuntimeError {
+        } catch let error as StartupError {
             FileHandle.standardError.write(Data("crema: \(error.message)\n".utf8))
             Foundation.exit(error.exitCode)
         } catch {

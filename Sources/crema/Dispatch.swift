@@ -1,13 +1,8 @@
 import ArgumentParser
-import CremaCore
 import CremaDelivery
 import CremaPostgres
-import CremaServer
-import CremaService
-import CremaStore
-import Foundation
-import Logging
-import Prometheus
+import CremaRuntime
+import CremaSettings
 import ServiceLifecycle
 import UnixSignals
 
@@ -31,35 +26,21 @@ extension Crema {
             let configuration = try Runtime.configuration(readsAPIKeys: false)
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
-            let pool = PostgresPool(.init(conninfo: database.conninfo, maxConnections: workers + 2), logger: logger)
-            let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
-            _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
             let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
             say(apns.summary(privateDatabase: database.cluster != nil))
-            let keys = APNsKeyRepository(pool: pool)
-            let masterKey = try Runtime.masterKey(configuration, privateDatabase: database.cluster != nil)
-            let keyring = apns.keyring(
-                database: keys, masterKey: masterKey, privateDatabase: database.cluster != nil, logger: logger)
-            var settings = DispatcherConfiguration()
-            settings.batchSize = batchSize
-            settings.workers = workers
-            settings.lease = .seconds(leaseSeconds)
-            let changes = ChangeFeed(pool: pool, conninfo: database.conninfo, logger: logger)
-            let dispatcher = Dispatcher(
-                store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, changes: changes,
-                configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-            let store = CremaDatabase(pool: pool)
-            var webhookSettings = WebhookDispatcherConfiguration()
-            webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
-            let webhooks = try WebhookDispatcher(
-                service: WebhookService.resolvingDNS(
-                    database: store, limits: TenantLimitsDirectory(defaults: configuration.limits, repository: store.limits, now: Date.init),
-                    masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
-                changes: changes, configuration: webhookSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+            let pool = PostgresPool(.init(conninfo: database.conninfo, maxConnections: workers + 2), logger: logger)
+            var setup = CremaProcess.Setup(pool: pool, conninfo: database.conninfo, workers: .dispatch, logger: logger)
+            setup.configure(configuration)
+            setup.apns = apns
+            setup.masterKey = try Runtime.masterKey(configuration, privateDatabase: database.cluster != nil)
+            setup.privateDatabase = database.cluster != nil
+            setup.dispatcher.batchSize = batchSize
+            setup.dispatcher.workers = workers
+            setup.dispatcher.lease = .seconds(leaseSeconds)
+            let process = try CremaProcess(setup)
+            try await process.migrate()
             let group = ServiceGroup(
-                configuration: .init(
-                    services: [.init(service: apns.service), .init(service: changes), .init(service: dispatcher), .init(service: webhooks)],
-                    gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                configuration: .init(services: process.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             say("Crema dispatcher running (Ctrl-C to stop)")
             do {
                 try await group.run()

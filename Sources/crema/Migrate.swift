@@ -1,6 +1,8 @@
 import ArgumentParser
 import CremaPostgres
+import CremaRuntime
 import CremaServer
+import CremaSettings
 import CremaStore
 
 extension Crema {
@@ -29,7 +31,7 @@ extension Crema {
             } catch let error as MigrationError {
                 await connection.close()
                 try? await database.stopClusterIfStartedHere()
-                throw RuntimeError(message: "\(error.code): \(error)")
+                throw StartupError(message: "\(error.code): \(error)")
             }
             await connection.close()
             try await database.stopClusterIfStartedHere()

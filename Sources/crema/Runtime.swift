@@ -1,7 +1,9 @@
 import CremaAPNsProtocol
 import CremaPostgres
+import CremaRuntime
 import CremaServer
 import CremaService
+import CremaSettings
 import Foundation
 import Logging
 
@@ -12,7 +14,7 @@ enum Runtime {
         do {
             return try CremaConfiguration(environment: ProcessInfo.processInfo.environment, readsAPIKeys: readsAPIKeys)
         } catch {
-            throw RuntimeError.configuration("\(error)")
+            throw StartupError.configuration("\(error)")
         }
     }
 
@@ -50,14 +52,14 @@ extension Runtime {
         if FileManager.default.fileExists(atPath: file.path) {
             // Never replaced: a new key would leave every secret sealed with the old one unreadable.
             guard let text = try? String(contentsOf: file, encoding: .utf8), let key = try? MasterKey(base64: text) else {
-                throw RuntimeError.configuration("\(file.path) is not a usable master key (base64 of 32 bytes); restore it, or set CREMA_MASTER_KEY")
+                throw StartupError.configuration("\(file.path) is not a usable master key (base64 of 32 bytes); restore it, or set CREMA_MASTER_KEY")
             }
             return key
         }
         let text = Data([UInt8].random(count: 32)).base64EncodedString()
         // Created owner-only from the first byte, never world-readable in between.
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }
+        guard descriptor >= 0 else { throw StartupError(message: "cannot write \(file.path)") }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         try handle.write(contentsOf: Data((text + "\n").utf8))
         return try MasterKey(base64: text)
@@ -76,19 +78,6 @@ struct DatabaseChoice {
             say("Stopping the private PostgreSQL cluster…")
             try await cluster.stop()
         }
-    }
-}
-
-/// A start-up failure worth one clear line on the terminal, and the exit status that says what kind it is.
-struct RuntimeError: Error, CustomStringConvertible {
-    var message: String
-    /// 1 by default; 78 (`EX_CONFIG` of sysexits.h) for a setting that is missing or wrong.
-    var exitCode: Int32 = 1
-    var description: String { message }
-
-    /// A missing or invalid setting: exit 78, so supervisors can tell it from a crash.
-    static func configuration(_ message: String) -> RuntimeError {
-        RuntimeError(message: message, exitCode: 78)
     }
 }
 

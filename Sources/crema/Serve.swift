@@ -3,7 +3,9 @@ import CremaCore
 import CremaDelivery
 import CremaPostgres
 import CremaServer
+import CremaRuntime
 import CremaService
+import CremaSettings
 import CremaStore
 import Foundation
 import Hummingbird
@@ -33,7 +35,7 @@ extension Crema {
             if let port { configuration.port = port }
             // Checked before anything starts, so a missing setting is one line and exit 78, never a trap.
             if configuration.database != .embedded, configuration.apiKeys.isEmpty {
-                throw RuntimeError.configuration(
+                throw StartupError.configuration(
                     "CREMA_API_KEYS is not set: with CREMA_DATABASE_URL (or PG* variables) Crema needs role:key pairs, "
                         + "e.g. CREMA_API_KEYS=pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d (keys of 16+ characters)")
             }
@@ -43,7 +45,7 @@ extension Crema {
                 do {
                     customerTokens = try await CustomerTokenVerifier(settings)
                 } catch {
-                    throw RuntimeError.configuration("CREMA_CUSTOMER_JWT_KEYS has an es256 key that is not a PEM P-256 public key")
+                    throw StartupError.configuration("CREMA_CUSTOMER_JWT_KEYS has an es256 key that is not a PEM P-256 public key")
                 }
             }
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
@@ -61,28 +63,35 @@ extension Crema {
             let cluster = database.cluster
             let conninfo = database.conninfo
 
-            let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
-            let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
-            _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
-            // The process's one LISTEN connection; the stream hub and the dispatcher are woken through it.
-            let changes = ChangeFeed(pool: pool, conninfo: conninfo, logger: logger)
-            let service = OrderService(
-                database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID, limits: configuration.limits)
-
             let masterKey = try Runtime.masterKey(configuration, privateDatabase: cluster != nil)
-            var keys = configuration.apiKeys
-            if let cluster {
-                keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
-                _ = try await Self.seedDemoStore(service.database.stores)
-                say("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
-            }
             let apns: APNsRuntime
             do {
                 apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
             } catch {
-                await pool.close()
                 try? await database.stopClusterIfStartedHere()
                 throw error
+            }
+            let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
+            var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: .serve, logger: logger)
+            setup.configure(configuration)
+            setup.apns = apns
+            setup.masterKey = masterKey
+            setup.privateDatabase = cluster != nil
+            let process = try CremaProcess(setup)
+            do {
+                try await process.migrate()
+            } catch {
+                await pool.close()
+                try? await apns.service.close()
+                try? await database.stopClusterIfStartedHere()
+                throw error
+            }
+
+            var keys = configuration.apiKeys
+            if let cluster {
+                keys = try Self.embeddedKeys(configured: keys, directory: configuration.embeddedDirectory)
+                _ = try await Self.seedDemoStore(process.database.stores)
+                say("Crema is using its private PostgreSQL cluster: \(cluster.conninfo)")
             }
             // Only keys Crema generated itself are printed; configured keys are secrets and never echoed.
             if cluster != nil, configuration.apiKeys.isEmpty {
@@ -95,31 +104,18 @@ extension Crema {
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
-                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, now: service.clock, logger: logger))
+                pool: pool, service: process.service, admin: process.admin, webhooks: process.webhooks, migrator: process.migrator, keys: keys,
+                registry: process.registry)
             dependencies.customerTokens = customerTokens
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
-            dependencies.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
-            let keyring = apns.keyring(
-                database: service.database.apnsKeys, masterKey: masterKey, privateDatabase: cluster != nil, logger: logger)
-            dependencies.apnsKeysChanged = {
-                do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
+            dependencies.processServices = process.services
+            if let keyring = process.keyring {
+                dependencies.apnsKeysChanged = {
+                    do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
+                }
             }
-            let dispatcher = Dispatcher(
-                store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, changes: changes,
-                registry: dependencies.registry, logger: logger)
-            // Closes overdue orders and removes personal data past CREMA_RETENTION_DAYS; safe beside other processes.
-            let sweeper = LifecycleSweeper(
-                service: service, retentionDays: configuration.retentionDays, registry: dependencies.registry, logger: logger)
-            // Webhooks go out apart from pushes, so no receiver can slow a push (docs/webhooks.md).
-            var webhookSettings = WebhookDispatcherConfiguration()
-            webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
-            let webhookDispatcher = try WebhookDispatcher(
-                service: dependencies.webhooks, changes: changes, configuration: webhookSettings, registry: dependencies.registry, logger: logger)
             let urlFile = apns.simulatorURLFile(dataDirectory: configuration.embeddedDirectory, privateDatabase: cluster != nil)
             let app = CremaApplication.build(
-                dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,
-                services: [apns.service, dispatcher, webhookDispatcher, sweeper]
+                dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits
             ) { port in
                 // Published before the line, so whoever waits for the line finds the file.
                 urlFile?.publish()
@@ -152,7 +148,7 @@ extension Crema {
             }
             // Created owner-only from the first byte (open with mode 0600), never world-readable in between.
             let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            guard descriptor >= 0 else { throw RuntimeError(message: "cannot write \(file.path)") }
+            guard descriptor >= 0 else { throw StartupError(message: "cannot write \(file.path)") }
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             try handle.write(contentsOf: Data((keys.environmentValue + "\n").utf8))
             return keys

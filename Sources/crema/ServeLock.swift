@@ -1,3 +1,4 @@
+import CremaRuntime
 import Foundation
 
 #if canImport(Glibc)
@@ -31,14 +32,14 @@ struct ServeLock {
             }
             let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             if let pid = Int32(text), isCremaServe(pid) {
-                throw RuntimeError(
+                throw StartupError(
                     message: "another crema serve (pid \(pid)) is using the private cluster in \(directory.path): stop it first "
                         + "(Ctrl-C in its terminal, or kill \(pid)), or give this one its own folder with CREMA_DATA_DIR=…")
             }
             previous = Int32(text).map { .crashed(pid: $0) } ?? .none
             try? FileManager.default.removeItem(at: file)
         }
-        throw RuntimeError(message: "cannot take \(file.path): another crema serve is starting in \(directory.path)")
+        throw StartupError(message: "cannot take \(file.path): another crema serve is starting in \(directory.path)")
     }
 
     /// Whether `pid` is a running `crema serve` (not only any process that reused the number).

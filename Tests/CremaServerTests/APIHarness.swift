@@ -1,8 +1,10 @@
 import CremaAPNsProtocol
 import CremaCore
 import CremaPostgres
+import CremaRuntime
 import CremaServer
 import CremaService
+import CremaSettings
 import CremaStore
 import CremaTestSupport
 import Foundation
@@ -29,19 +31,42 @@ struct APIHarness {
         return keys
     }
 
-    static func dependencies(pool: PostgresPool, changes: ChangeFeed? = nil) throws -> CremaApplication.Dependencies {
-        let service = OrderService(database: CremaDatabase(pool: pool, changes: changes))
+    /// The process a test serves, built by the composition root as `crema serve` builds it, with the harness's
+    /// master key and no background worker unless asked: `conninfo` nil hears only this process's changes.
+    static func process(
+        pool: PostgresPool, conninfo: String? = nil, workers: CremaProcess.Workers = [], now: @escaping @Sendable () -> Date = Date.init,
+        limits: TenantLimits = .defaults, adjusting adjust: (inout CremaProcess.Setup) -> Void = { _ in }
+    ) throws -> CremaProcess {
+        var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: workers, logger: Logger(label: "test"))
+        setup.masterKey = try MasterKey(base64: masterKey)
+        setup.now = now
+        setup.limits = limits
+        adjust(&setup)
+        return try CremaProcess(setup)
+    }
+
+    /// The HTTP side over `process`, with the harness's keys; `build` runs the process's services too.
+    static func dependencies(_ process: CremaProcess) -> CremaApplication.Dependencies {
         var dependencies = CremaApplication.Dependencies(
-            pool: pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
-        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey))
+            pool: process.pool, service: process.service, admin: process.admin, webhooks: process.webhooks, migrator: process.migrator,
+            keys: apiKeys, registry: process.registry)
+        dependencies.processServices = process.services
         return dependencies
+    }
+
+    /// `dependencies(process(pool:conninfo:))`: the common case.
+    static func dependencies(pool: PostgresPool, conninfo: String? = nil) throws -> CremaApplication.Dependencies {
+        dependencies(try process(pool: pool, conninfo: conninfo))
     }
 
     /// Runs `body` with a client of an application on a fresh database; customer tokens are those of
     /// `CustomerTokenFixtures` (an HS256 secret, a fixed clock).
-    static func run(_ label: String = #function, _ body: @escaping @Sendable (APIClient, TestDatabase) async throws -> Void) async throws {
+    /// `masterKey` false runs it as a deployment without `CREMA_MASTER_KEY`.
+    static func run(
+        _ label: String = #function, masterKey: Bool = true, _ body: @escaping @Sendable (APIClient, TestDatabase) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(label) { db in
-            var dependencies = try dependencies(pool: db.pool)
+            var dependencies = dependencies(try process(pool: db.pool, adjusting: { if !masterKey { $0.masterKey = nil } }))
             dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"))
             try await app.test(.router) { client in try await body(APIClient(client: client), db) }

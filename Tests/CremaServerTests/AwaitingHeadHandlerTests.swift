@@ -1,4 +1,5 @@
 @testable import CremaServer
+import CremaSettings
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -2,6 +2,7 @@ import CremaAPNsProtocol
 import CremaCore
 import CremaServer
 import CremaService
+import CremaSettings
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import CremaServer
+import CremaSettings
 import Foundation
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
     @Test("every variable the server's sources read is in the table")
     func theSourcesReadOnlyListedVariables() throws {
         var read = Set<String>()
-        for module in ["CremaServer", "CremaDelivery", "CremaService", "CremaStore", "CremaPostgres", "crema"] {
+        for module in ["CremaSettings", "CremaRuntime", "CremaServer", "CremaDelivery", "CremaService", "CremaStore", "CremaPostgres", "crema"] {
             let folder = Self.root.appendingPathComponent("Sources/\(module)")
             for case let file as URL in FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)! where file.pathExtension == "swift" {
                 read.formUnion(try Self.matches(#""((?:CREMA_|LOG_LEVEL)[A-Z_]*[A-Z])""#, in: try String(contentsOf: file, encoding: .utf8)))

@@ -1,5 +1,6 @@
 import CremaCore
 import CremaServer
+import CremaSettings
 import CremaTestSupport
 import Foundation
 import Hummingbird

@@ -1,4 +1,5 @@
 import CremaServer
+import CremaSettings
 import Crypto
 import Foundation
 import JWTKit

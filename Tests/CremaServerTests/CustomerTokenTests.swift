@@ -1,5 +1,6 @@
 import CremaAPI
 import CremaServer
+import CremaSettings
 import Foundation
 import JWTKit
 import Testing

@@ -4,6 +4,7 @@ import CremaAPNsSimulator
 import CremaCore
 import CremaDelivery
 import CremaPostgres
+import CremaRuntime
 import CremaServer
 import CremaService
 import CremaStore
@@ -13,6 +14,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Prometheus
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -50,8 +52,6 @@ struct DeliveryHarness: Sendable {
         dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let clock = TestClock(Date())
-        var settings = settings
-        settings.now = { clock.now }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -68,29 +68,38 @@ struct DeliveryHarness: Sendable {
         let client = try APNsClient(configuration: configuration, logger: logger)
         do {
             try await TestDatabase.with(label) { db in
+                // Each dispatcher is a process of its own, built by the composition root: the first one serves the API too
+                // (its dispatcher woken by the API's changes in process), the others have their own pool, keyring and
+                // change feed and hear the API's NOTIFY. They share the harness's APNs client and clock.
                 let registry = PrometheusCollectorRegistry()
-                let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger)
-                let service = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), defaultBundleID: bundleID, now: { clock.now })
-                var dependencies = CremaApplication.Dependencies(
-                    pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys,
-                    registry: registry)
+                let processes = try (0..<dispatchers).map { index in
+                    var setup = CremaProcess.Setup(
+                        pool: index == 0 ? db.pool : PostgresPool(.init(conninfo: db.conninfo, maxConnections: 4)), conninfo: db.conninfo,
+                        workers: index == 0 ? [.pushes, .idempotency] : [.pushes], logger: logger)
+                    setup.registry = registry
+                    setup.now = { clock.now }
+                    setup.masterKey = try MasterKey(base64: APIHarness.masterKey)
+                    setup.defaultBundleID = bundleID
+                    setup.dispatcher = settings
+                    // The client is the harness's to close (after the run), so the process gets it without the simulator.
+                    setup.apns = APNsRuntime(client: client, signingKey: key, simulator: nil, bundleID: bundleID)
+                    setup.keyring = SigningKeyring(
+                        repository: CremaDatabase(pool: setup.pool).apnsKeys, masterKey: setup.masterKey, configured: [bundleID: key], logger: logger)
+                    return try CremaProcess(setup)
+                }
+                let keyrings = processes.compactMap(\.keyring)
+                var dependencies = APIHarness.dependencies(processes[0])
                 dependencies.customerTokens = try await CustomerTokenFixtures.verifier(CustomerTokenFixtures.harnessKeys)
-                let masterKey = try MasterKey(base64: APIHarness.masterKey)
-                dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
-                // Several dispatchers model several processes: each has its own keyring, change feed and claims. The first
-                // shares the API's process (and its feed, which `build` runs); the others hear the API's NOTIFY.
-                let keyrings = (0..<dispatchers).map { _ in
-                    SigningKeyring(repository: service.database.apnsKeys, masterKey: masterKey, configured: [bundleID: key], logger: logger)
-                }
-                let feeds = keyrings.indices.map { $0 == 0 ? changes : ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger) }
                 dependencies.apnsKeysChanged = { for keyring in keyrings { try? await keyring.reload() } }
+                // The dispatchers start when the test says (`dispatchHeld`), and the APNs client is the harness's to close;
+                // every other service of each process runs from the start, the first process's with the API.
+                dependencies.processServices = processes[0].services.filter { !($0 is Dispatcher) && !($0 is APNsService) }
                 let running = RunningTasks()
-                for feed in feeds.dropFirst() { running.add(Task { try await feed.run() }) }
-                let dispatchersToStart = zip(keyrings, feeds).map { keyring, feed in
-                    Dispatcher(
-                        store: service.database.deliveries, client: client, keyring: keyring, apnsKeys: service.database.apnsKeys,
-                        changes: feed, configuration: settings, registry: registry, logger: logger)
+                for process in processes.dropFirst() {
+                    let services = process.services.filter { !($0 is Dispatcher) && !($0 is APNsService) }
+                    running.add(Task { try await ServiceGroup(configuration: .init(services: services, logger: logger)).run() })
                 }
+                let dispatchersToStart = processes.compactMap(\.dispatcher)
                 let startDispatching: @Sendable () -> Void = {
                     guard running.markDispatching() else { return }
                     for dispatcher in dispatchersToStart { running.add(Task { try await dispatcher.run() }) }

@@ -127,12 +127,9 @@ import Testing
     func rateLimit() async throws {
         try await TestDatabase.with { db in
             let clock = TestClock(Date())
-            let service = OrderService(
-                database: CremaDatabase(pool: db.pool),
-                limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 2, burst: 3)!)),
-                now: { clock.now })
-            let dependencies = CremaApplication.Dependencies(
-                pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
+            let dependencies = APIHarness.dependencies(try APIHarness.process(
+                pool: db.pool, now: { clock.now },
+                limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 2, burst: 3)!))))
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
             try await app.test(.router) { client in
                 let api = APIClient(client: client)

@@ -3,6 +3,7 @@ import CremaCore
 import CremaPostgres
 import CremaServer
 import CremaService
+import CremaSettings
 import CremaTestSupport
 import Foundation
 import HTTPTypes

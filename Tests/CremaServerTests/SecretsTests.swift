@@ -1,5 +1,6 @@
 import CremaServer
 import CremaService
+import CremaSettings
 import Foundation
 import Testing
 

@@ -163,7 +163,7 @@ import Testing
             // A second application with its own pool and change feed on the same database: another `crema` process.
             let pool = PostgresPool(.init(conninfo: h.db.conninfo, maxConnections: 2))
             let other = CremaApplication.build(
-                try APIHarness.dependencies(pool: pool, changes: ChangeFeed(pool: pool, conninfo: nil, logger: Logger(label: "other"))),
+                try APIHarness.dependencies(pool: pool),
                 host: "127.0.0.1", port: 0, logger: Logger(label: "other"))
             let id = try await other.test(.router) { client in try await APIClient(client: client).placeOrder() }
             _ = try await stream.waitFor { $0.order(id) != nil }
@@ -221,8 +221,8 @@ struct StreamHarness: Sendable {
         _ body: @escaping @Sendable (StreamHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(label) { db in
-            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "test"))
-            var dependencies = try APIHarness.dependencies(pool: db.pool, changes: changes)
+            var dependencies = try APIHarness.dependencies(pool: db.pool, conninfo: db.conninfo)
+            let changes = try #require(dependencies.service.database.changes)
             dependencies.streamHeartbeat = heartbeat
             let hub = StreamHub(
                 changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, logger: Logger(label: "test"))

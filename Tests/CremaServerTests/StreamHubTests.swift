@@ -2,6 +2,7 @@ import CremaCore
 import CremaPostgres
 @testable import CremaServer
 import CremaService
+import CremaSettings
 import CremaStore
 import CremaTestSupport
 import Foundation

@@ -104,7 +104,7 @@ import Testing
 
     @Test("Without CREMA_MASTER_KEY a webhook cannot be registered: 409 master_key_not_configured, nothing stored")
     func needsMasterKey() async throws {
-        try await APIHarness.run { api, db in
+        try await APIHarness.run(masterKey: false) { api, db in
             let answer = try await api.post("/v1/webhooks", as: .pos, #"{"url":"\#(Self.publicURL)","events":["order.changed"]}"#)
             #expect(answer.status == .conflict)
             #expect(answer.errorCode == "master_key_not_configured")

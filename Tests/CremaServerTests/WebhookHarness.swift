@@ -2,6 +2,7 @@ import CremaAPNsSimulator
 import CremaCore
 import CremaDelivery
 import CremaPostgres
+import CremaRuntime
 import CremaServer
 import CremaService
 import CremaStore
@@ -32,36 +33,22 @@ struct WebhookHarness: Sendable {
         let clock = TestClock(Date())
         let logger = Logger(label: "test")
         try await TestDatabase.with(label) { db in
-            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger)
-            let service = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), now: { clock.now })
-            let masterKey = try MasterKey(base64: APIHarness.masterKey)
             var policy = WebhookPolicy()
             policy.requestTimeout = requestTimeout
-            var dependencies = CremaApplication.Dependencies(
-                pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
-            dependencies.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
-            var settings = WebhookDispatcherConfiguration()
-            settings.policy = policy
-            settings.pollInterval = .milliseconds(50)
-            settings.maintenanceInterval = .milliseconds(100)
-            settings.trustRootsPEMFile = certificate.caFile
-            settings.now = { clock.now }
-            // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
-            settings.random = { 1 }
-            let dispatcher = try WebhookDispatcher(
-                service: WebhookService.resolvingDNS(
-                    database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, now: { clock.now }),
-                changes: changes, configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-            let running = Task { try await dispatcher.run() }
-            defer { running.cancel() }
-            let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
+            let process = try APIHarness.process(pool: db.pool, conninfo: db.conninfo, workers: [.webhooks], now: { clock.now }, adjusting: { setup in
+                setup.webhookPolicy = policy
+                setup.webhooksAllowPrivateAddresses = registersPrivate
+                setup.webhooksSendToPrivateAddresses = sendsToPrivate
+                setup.webhookDispatcher.pollInterval = .milliseconds(50)
+                setup.webhookDispatcher.maintenanceInterval = .milliseconds(100)
+                setup.webhookDispatcher.trustRootsPEMFile = certificate.caFile
+                // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
+                setup.webhookDispatcher.random = { 1 }
+            })
+            let app = CremaApplication.build(APIHarness.dependencies(process), host: "127.0.0.1", port: 0, logger: logger)
             try await app.test(.router) { http in
                 try await body(WebhookHarness(api: APIClient(client: http), db: db, clock: clock, certificate: certificate))
             }
-            running.cancel()
-            _ = await running.result
         }
     }
 

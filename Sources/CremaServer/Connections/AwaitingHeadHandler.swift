@@ -1,3 +1,4 @@
+import CremaSettings
 import NIOCore
 import Prometheus
 

@@ -1,3 +1,4 @@
+import CremaSettings
 import HummingbirdCore
 import Logging
 import NIOCore

@@ -1,3 +1,4 @@
+import CremaSettings
 import Foundation
 import HummingbirdCore
 import Logging

@@ -1,6 +1,7 @@
 public import CremaAPI
 import CremaCore
 public import CremaService
+import CremaSettings
 public import CremaStore
 public import Foundation
 public import Logging

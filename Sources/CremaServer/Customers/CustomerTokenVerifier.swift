@@ -1,5 +1,6 @@
 public import CremaAPI
 public import CremaCore
+public import CremaSettings
 public import Foundation
 import JWTKit
 

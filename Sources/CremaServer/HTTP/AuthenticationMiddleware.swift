@@ -1,6 +1,7 @@
 import CremaAPI
 import CremaCore
 import CremaService
+import CremaSettings
 import Hummingbird
 import Logging
 

@@ -5,7 +5,7 @@ import Foundation
 /// failed on a busy port, left it pointing at a simulator nobody listens on. Now only a serve on the embedded cluster
 /// writes it, once it is listening, and takes it away at exit only if it still holds this process's URL (a newer
 /// serve's is left alone).
-struct SimulatorURLFile {
+public struct SimulatorURLFile: Sendable {
     let file: URL
     let contents: String
 
@@ -14,11 +14,11 @@ struct SimulatorURLFile {
         contents = url.absoluteString + "\n"
     }
 
-    func publish() {
+    public func publish() {
         try? Data(contents.utf8).write(to: file, options: .atomic)
     }
 
-    func withdraw() {
+    public func withdraw() {
         guard (try? String(contentsOf: file, encoding: .utf8)) == contents else { return }
         try? FileManager.default.removeItem(at: file)
     }

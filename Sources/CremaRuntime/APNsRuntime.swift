@@ -1,27 +1,36 @@
-import CremaAPNs
-import CremaAPNsSimulator
+public import CremaAPNs
+import CremaAPNsProtocol
+public import CremaAPNsSimulator
 import CremaCore
-import CremaDelivery
-import CremaServer
-import CremaService
-import CremaStore
-import Foundation
-import Logging
+public import CremaDelivery
+public import CremaService
+public import CremaSettings
+public import CremaStore
+public import Foundation
+public import Logging
 
 /// The APNs client a process sends with, and the in-process simulator behind it when no Apple key is
 /// configured (docs/design.md §7's embedded default).
-struct APNsRuntime {
-    var client: APNsClient
+public struct APNsRuntime: Sendable {
+    public var client: APNsClient
     /// The one key this process signs with (the dispatcher passes it to every send until apps carry their own).
-    var signingKey: APNsSigningKey
-    var simulator: APNsSimulator?
-    var bundleID: String
+    public var signingKey: APNsSigningKey
+    public var simulator: APNsSimulator?
+    public var bundleID: String
+
+    /// A client the caller opened (a test's, against its own simulator): `service` closes it, and `simulator` if given.
+    public init(client: APNsClient, signingKey: APNsSigningKey, simulator: APNsSimulator?, bundleID: String) {
+        self.client = client
+        self.signingKey = signingKey
+        self.simulator = simulator
+        self.bundleID = bundleID
+    }
 
     /// The simulator's key is generated per start: only this process signs for it, so nothing is kept.
-    static let simulatorKeyID = "CREMASIM01"
-    static let simulatorTeamID = "CREMATEAM1"
+    public static let simulatorKeyID = "CREMASIM01"
+    public static let simulatorTeamID = "CREMATEAM1"
 
-    static func start(_ settings: APNsSettings, dataDirectory: URL, logger: Logger) async throws -> APNsRuntime {
+    public static func start(_ settings: APNsSettings, dataDirectory: URL, logger: Logger) async throws -> APNsRuntime {
         switch settings {
         case .simulator(let bundleID):
             let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
@@ -41,7 +50,7 @@ struct APNsRuntime {
             do {
                 key = try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID)
             } catch {
-                throw RuntimeError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
+                throw StartupError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
             }
             let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
                 ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
@@ -55,7 +64,7 @@ struct APNsRuntime {
     /// database: the simulator's key for every app without one, and the database's keys, which the simulator is
     /// told to trust as Apple would. With the built-in simulator and a shared database: nothing at all, so this
     /// instance leaves the outbox to one that can reach APNs instead of sending it to its private simulator.
-    func keyring(database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, logger: Logger) -> SigningKeyring {
+    public func keyring(database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, logger: Logger) -> SigningKeyring {
         guard let simulator else {
             return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger)
         }
@@ -67,13 +76,13 @@ struct APNsRuntime {
 
     /// `apns-sim/url` for this process's simulator, on the private embedded database only: a serve on a shared
     /// database sends it nothing, so scripts must not find it there.
-    func simulatorURLFile(dataDirectory: URL, privateDatabase: Bool) -> SimulatorURLFile? {
+    public func simulatorURLFile(dataDirectory: URL, privateDatabase: Bool) -> SimulatorURLFile? {
         guard let simulator, privateDatabase else { return nil }
         return SimulatorURLFile(directory: dataDirectory, url: simulator.baseURL)
     }
 
     /// One line for the terminal saying where pushes go.
-    func summary(privateDatabase: Bool) -> String {
+    public func summary(privateDatabase: Bool) -> String {
         if let simulator {
             guard privateDatabase else {
                 return "APNs: no Apple key configured and the database is shared: this instance sends no pushes "
@@ -86,5 +95,5 @@ struct APNsRuntime {
     }
 
     /// Closes the client and the simulator when the process's service group stops (list it before the dispatcher).
-    var service: APNsService { APNsService(client: client, simulator: simulator) }
+    public var service: APNsService { APNsService(client: client, simulator: simulator) }
 }
