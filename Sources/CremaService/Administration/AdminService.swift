@@ -10,13 +10,17 @@ public struct AdminService: Sendable {
     public let database: CremaDatabase
     /// Seals `.p8` keys stored in the database; nil: only keys given as file paths can be added.
     public let masterKey: MasterKey?
+    /// Runs the administrative POSTs once per Idempotency-Key.
+    public let idempotency: IdempotencyGate
     private let now: @Sendable () -> Date
 
+    /// - Parameter idempotency: nil: a gate on `database` that waits on the real clock.
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, masterKey: MasterKey?, idempotency: IdempotencyGate? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.database = database
         self.masterKey = masterKey
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
         self.now = now
     }
 

@@ -13,6 +13,8 @@ public struct WebhookService: Sendable {
     public let policy: WebhookPolicy
     /// Where the tenant's `webhooks` limit comes from (docs/limits.md).
     public let limits: TenantLimitsDirectory
+    /// Runs registrations and replays once per Idempotency-Key.
+    public let idempotency: IdempotencyGate
     /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
     private let resolve: @Sendable (String) async throws -> [[UInt8]]
     private let now: @Sendable () -> Date
@@ -20,8 +22,8 @@ public struct WebhookService: Sendable {
 
     public init(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
-        makeID: @escaping @Sendable () -> UUID = UUID.init
+        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], idempotency: IdempotencyGate? = nil,
+        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
         self.limits = limits
@@ -29,6 +31,7 @@ public struct WebhookService: Sendable {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.policy = policy
         self.resolve = resolve
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
         self.now = now
         self.makeID = makeID
     }
