@@ -57,13 +57,15 @@ import Testing
 
     @Test func aDuplicateAdministrativePOSTWaitsForTheFirstAndReplaysIt() async throws {
         try await Self.run { api, db, waits in
-            let admin = "Bearer \(APIHarness.adminKey)"
+            let issue = { @Sendable in
+                try await api.send(
+                    .post, "/v1/admin/tenants/default/api-keys", idempotencyKey: "dup-key", body: #"{"role":"pos"}"#,
+                    rawKey: "Bearer \(APIHarness.adminKey)")
+            }
             let (first, second) = try await Self.holding("LOCK TABLE api_keys IN SHARE MODE", in: db) {
-                try await api.send(.post, "/v1/admin/tenants/default/api-keys", idempotencyKey: "dup-key", body: #"{"role":"pos"}"#, rawKey: admin)
+                try await issue()
             } duplicate: {
-                let duplicate = Task {
-                    try await api.send(.post, "/v1/admin/tenants/default/api-keys", idempotencyKey: "dup-key", body: #"{"role":"pos"}"#, rawKey: admin)
-                }
+                let duplicate = Task { try await issue() }
                 #expect(await waits.next() == IdempotencyGate.longestWait)
                 return duplicate
             }

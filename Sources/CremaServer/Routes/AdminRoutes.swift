@@ -240,6 +240,7 @@ struct AdminRoutes {
         _ request: Request, _ context: CremaRequestContext, principal: APIPrincipal, tenant: String, body: some Encodable,
         _ perform: () async throws -> (status: HTTPResponse.Status, shown: String, kept: String)
     ) async throws -> Response {
-        try await IdempotentPOST.run(request, logger: context.logger, gate: admin.idempotency, principal: principal, tenant: tenant, body: body, perform)
+        try await IdempotentPOST.run(
+            request, logger: context.logger, gate: admin.idempotency, principal: principal, tenant: tenant, body: body, perform)
     }
 }

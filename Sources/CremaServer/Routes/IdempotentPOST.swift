@@ -23,9 +23,13 @@ enum IdempotentPOST {
         switch outcome.keeping {
         case .kept: break
         case .claimLapsed:
-            logger.warning("Idempotency-Key answered after its claim lapsed: a retry may have performed the request again", metadata: ["path": "\(identity.path)"])
+            logger.warning(
+                "Idempotency-Key answered after its claim lapsed: a retry may have performed the request again",
+                metadata: ["path": "\(identity.path)"])
         case .notKept(let code):
-            logger.error("Idempotency-Key answer not kept: a retry after the lease performs the request again", metadata: ["path": "\(identity.path)", "error": "\(code)"])
+            logger.error(
+                "Idempotency-Key answer not kept: a retry after the lease performs the request again",
+                metadata: ["path": "\(identity.path)", "error": "\(code)"])
         }
         return OrderRoutes.respond(outcome.response)
     }
