@@ -63,7 +63,8 @@ public enum APIError: Error, Sendable, Equatable {
     case webhookDisabled
     case order(OrderError)
     case idempotencyMismatch
-    /// Another request with the key is still being performed (administrative POSTs claim their key first).
+    /// Another request with the key was still being performed when the wait for it ended (administrative and webhook
+    /// POSTs, which claim their key first: `IdempotencyGate`).
     case idempotencyInProgress
     case payloadTooLarge(limit: Int)
     /// A count limit of the caller's tenant (docs/limits.md) would be passed: 409, `details.limit` names it.

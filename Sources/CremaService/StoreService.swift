@@ -13,7 +13,7 @@ public struct StoreService: Sendable {
     /// Checks the request and writes the store in `tenant`; `created` tells a new store from a renamed one.
     public func put(id: String, _ request: StorePutRequest, tenant: String) async throws -> (store: Store, created: Bool) {
         guard StoreID.isValid(id) else {
-            throw APIError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
+            throw ServiceError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
         // Counted in code points, as the table's CHECK (length(name) <= 120) and the document's maxLength count,
@@ -21,16 +21,16 @@ public struct StoreService: Sendable {
         guard !name.isEmpty, request.name.unicodeScalars.count <= 120,
             !request.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
-            throw APIError.order(.invalidValue(field: "name", reason: "must be 1–120 characters without control characters"))
+            throw ServiceError.invalidValue(field: "name", reason: "must be 1–120 characters without control characters")
         }
         let timezone = request.timezone ?? "UTC"
         guard timezone.utf8.count <= 64, !timezone.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw APIError.order(.invalidValue(field: "timezone", reason: "is not an IANA time zone"))
+            throw ServiceError.invalidValue(field: "timezone", reason: "is not an IANA time zone")
         }
         for (field, minutes) in [("ready_expiry_minutes", request.readyExpiryMinutes), ("queued_expiry_minutes", request.queuedExpiryMinutes)] {
             if let minutes, !ExpiryLimits.minutesRange.contains(minutes) {
-                throw APIError.order(.invalidValue(
-                    field: field, reason: "must be \(ExpiryLimits.minutesRange.lowerBound)–\(ExpiryLimits.minutesRange.upperBound) minutes"))
+                throw ServiceError.invalidValue(
+                    field: field, reason: "must be \(ExpiryLimits.minutesRange.lowerBound)–\(ExpiryLimits.minutesRange.upperBound) minutes")
             }
         }
         return try await stores.put(

@@ -39,11 +39,14 @@ public struct IdempotencyRepository: Repository {
         case claimed(IdempotencyClaim)
         /// The key's first answer, to replay.
         case answered(CommandResponse)
+        /// Another request holds the key's claim within its lease and has not answered yet: wait for it and claim again
+        /// (`IdempotencyGate` in CremaService does).
+        case inProgress
     }
 
     /// Claims the key for an administrative POST in `tenant` before it is performed, so two requests with one
-    /// key (a double click, a retry racing the first) perform it once. Throws `idempotencyInProgress` while
-    /// another request holds the claim, `idempotencyMismatch` when the key was used for another request.
+    /// key (a double click, a retry racing the first) perform it once. Says `inProgress` while another request holds
+    /// the claim; throws `idempotencyMismatch` when the key was used for another request (even while it is in progress).
     /// Administrative keys are kept under the empty store id (they belong to the tenant, not to a store); an
     /// unanswered claim is marked by status 0, as inside an order command's transaction.
     public func claim(_ request: IdempotentRequest, tenant: String) async throws(StoreError) -> Claim {
@@ -71,11 +74,11 @@ public struct IdempotencyRepository: Repository {
                     FROM idempotency_keys
                     WHERE tenant_id = \(tenant) AND store_id = '' AND scope = \(request.scope) AND idempotency_key = \(request.key)
                     """)
-                // Gone between the two statements (pruned, released): as good as held by someone else.
-                guard let row = rows.first else { throw StoreError.idempotencyInProgress }
+                // Gone between the two statements (released, pruned): claim again after the wait, as if still held.
+                guard let row = rows.first else { return .inProgress }
                 guard try row.decode("same", as: Bool.self) else { throw StoreError.idempotencyMismatch }
                 let status: Int = try row.decode("response_status")
-                guard status != 0 else { throw StoreError.idempotencyInProgress }
+                guard status != 0 else { return .inProgress }
                 return .answered(CommandResponse(status: status, body: try row.decode("response_body"), replayed: true))
             }
         }

@@ -11,8 +11,6 @@ public enum StoreError: Error, Sendable, Equatable {
     case appRequired
     /// The Idempotency-Key was used before with another request.
     case idempotencyMismatch
-    /// Another request with the Idempotency-Key is being performed.
-    case idempotencyInProgress
     /// The core refused the command.
     case rejected(OrderError)
     case invalidTimezone(String)
@@ -30,7 +28,6 @@ public enum StoreError: Error, Sendable, Equatable {
         case .unknownApp: "unknown_app"
         case .appRequired: "app_required"
         case .idempotencyMismatch: "idempotency_mismatch"
-        case .idempotencyInProgress: "idempotency_in_progress"
         case .rejected(let error): error.code
         case .invalidTimezone: "invalid_value"
         case .invalidCursor: "invalid_field"

@@ -52,7 +52,7 @@ extension Crema {
         /// One line for a refusal: the stable code and the sentence, as the HTTP API would answer, except that what the
         /// API calls a JSON field is named as the flag that sets it here.
         static func describe(_ error: any Error) -> String {
-            guard error is APIError || error is StoreError else { return "\(error)" }
+            guard error is APIError || error is StoreError || error is ServiceError else { return "\(error)" }
             let answer = APIError(error, uploadLimit: 0)
             switch answer {
             case .masterKeyNotConfigured:

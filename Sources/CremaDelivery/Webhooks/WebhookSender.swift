@@ -61,8 +61,9 @@ struct WebhookSender: Sendable {
             }
             guard let first = addresses.first else { return .failed(status: nil, error: "no address", retryAfter: nil) }
             address = IPAddressText.text(first)
-        } catch let error as APIError {
-            return .failed(status: nil, error: error.message, retryAfter: nil)
+        } catch ServiceError.webhookAddressRefused(let host, let reason) {
+            // The sentence the API answers a registration with.
+            return .failed(status: nil, error: APIError.webhookAddressRefused(host: host, reason: reason).message, retryAfter: nil)
         } catch {
             return .failed(status: nil, error: "the host could not be resolved", retryAfter: nil)
         }

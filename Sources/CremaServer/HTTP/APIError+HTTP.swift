@@ -1,6 +1,7 @@
 public import CremaAPI
 import CremaCore
 import CremaPostgres
+import CremaService
 import CremaStore
 import Foundation
 public import Hummingbird
@@ -22,18 +23,41 @@ extension APIError {
             case .unknownApp(let id): self = .unknownApp(id)
             case .appRequired: self = .appRequired("This tenant has no app yet: create one with PUT /v1/admin/tenants/{tenant}/apps/{bundle_id} before registering tokens.")
             case .idempotencyMismatch: self = .idempotencyMismatch
-            case .idempotencyInProgress: self = .idempotencyInProgress
             case .rejected(let reason): self = .order(reason)
             case .invalidTimezone(let zone): self = .order(.invalidValue(field: "timezone", reason: "'\(zone)' is not an IANA time zone"))
             case .invalidCursor: self = .invalidField(field: "cursor", reason: "is not a cursor this API returned")
             case .limitReached(let name, let limit): self = .limitReached(name, limit: limit)
             case .database(let failure): self = failure.isUnavailable ? .databaseUnavailable : .internalError
             }
+        case let error as ServiceError: self = APIError(error)
         case let error as PostgresError: self = error.isUnavailable ? .databaseUnavailable : .internalError
         case is NIOTooManyBytesError: self = .payloadTooLarge(limit: uploadLimit)
         case let error as HTTPError where error.status == .notFound: self = .notFound
         case let error as HTTPError where error.status == .contentTooLarge: self = .payloadTooLarge(limit: uploadLimit)
         default: self = .internalError
+        }
+    }
+}
+
+extension APIError {
+    /// The application layer's refusal as the API answers it: the same code, with its status, sentence and details.
+    init(_ error: ServiceError) {
+        switch error {
+        case .invalidField(let field, let reason): self = .invalidField(field: field, reason: reason)
+        case .invalidValue(let field, let reason): self = .order(.invalidValue(field: field, reason: reason))
+        case .unknownApp(let id): self = .unknownApp(id)
+        case .unknownAPNsKey(let id): self = .unknownAPNsKey(id)
+        case .unknownAPIKey(let id): self = .unknownAPIKey(id)
+        case .apiKeyRevoked: self = .apiKeyRevoked
+        case .invalidAPNsKey(let reason): self = .invalidAPNsKey(reason)
+        case .masterKeyNotConfigured: self = .masterKeyNotConfigured
+        case .webhookSecretNeedsMasterKey: self = .webhookSecretNeedsMasterKey
+        case .webhookAddressRefused(let host, let reason): self = .webhookAddressRefused(host: host, reason: reason)
+        case .unknownWebhook: self = .unknownWebhook
+        case .unknownWebhookDelivery: self = .unknownWebhookDelivery
+        case .webhookDeliveryNotDead(let state): self = .webhookDeliveryNotDead(state: state)
+        case .webhookDisabled: self = .webhookDisabled
+        case .idempotencyInProgress: self = .idempotencyInProgress
         }
     }
 }

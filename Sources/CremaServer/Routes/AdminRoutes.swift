@@ -235,11 +235,12 @@ struct AdminRoutes {
         return tenant
     }
 
-    /// Runs an administrative POST once per Idempotency-Key (`IdempotentPOST`).
+    /// Runs an administrative POST once per Idempotency-Key (`IdempotentPOST`, through the service's `IdempotencyGate`).
     func idempotent(
         _ request: Request, _ context: CremaRequestContext, principal: APIPrincipal, tenant: String, body: some Encodable,
         _ perform: () async throws -> (status: HTTPResponse.Status, shown: String, kept: String)
     ) async throws -> Response {
-        try await IdempotentPOST.run(request, logger: context.logger, database: admin.database, principal: principal, tenant: tenant, body: body, perform)
+        try await IdempotentPOST.run(
+            request, logger: context.logger, gate: admin.idempotency, principal: principal, tenant: tenant, body: body, perform)
     }
 }

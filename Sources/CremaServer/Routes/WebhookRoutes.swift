@@ -24,7 +24,9 @@ struct WebhookRoutes {
     func create(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (principal, scope) = try Self.caller(context)
         let body = try WireCoding.decode(WebhookCreateRequest.self, from: try await request.bodyData(context: context))
-        return try await IdempotentPOST.run(request, logger: context.logger, database: webhooks.database, principal: principal, tenant: scope.tenant, body: body) {
+        return try await IdempotentPOST.run(
+            request, logger: context.logger, gate: webhooks.idempotency, principal: principal, tenant: scope.tenant, body: body
+        ) {
             let (endpoint, secret) = try await webhooks.register(body, in: scope)
             context.logger.info(
                 "webhook registered",
@@ -83,7 +85,9 @@ struct WebhookRoutes {
         let id = try Self.id(context)
         let deliveryText = try context.pathParameter("delivery")
         guard let delivery = Int64(deliveryText), delivery > 0 else { throw APIError.invalidField(field: "delivery", reason: "must be a delivery id") }
-        return try await IdempotentPOST.run(request, logger: context.logger, database: webhooks.database, principal: principal, tenant: scope.tenant, body: [String: String]()) {
+        return try await IdempotentPOST.run(
+            request, logger: context.logger, gate: webhooks.idempotency, principal: principal, tenant: scope.tenant, body: [String: String]()
+        ) {
             let record = try await webhooks.replay(delivery: delivery, endpoint: id, in: scope)
             context.logger.info("webhook delivery replayed", metadata: ["webhook": "\(id.uuidString.lowercased())", "delivery": "\(delivery)"])
             let answer = try WireCoding.canonical(WebhookDeliveryResponse(record, maxAttempts: webhooks.policy.retry.maxAttempts))

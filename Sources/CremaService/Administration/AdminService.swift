@@ -10,13 +10,17 @@ public struct AdminService: Sendable {
     public let database: CremaDatabase
     /// Seals `.p8` keys stored in the database; nil: only keys given as file paths can be added.
     public let masterKey: MasterKey?
+    /// Runs the administrative POSTs once per Idempotency-Key.
+    public let idempotency: IdempotencyGate
     private let now: @Sendable () -> Date
 
+    /// - Parameter idempotency: nil: a gate on `database` that waits on the real clock.
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, masterKey: MasterKey?, idempotency: IdempotencyGate? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.database = database
         self.masterKey = masterKey
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
         self.now = now
     }
 
@@ -27,7 +31,7 @@ public struct AdminService: Sendable {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, name.unicodeScalars.count <= 120,
             !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw APIError.invalidField(field: "name", reason: "must be 1–120 characters without control characters") }
+        else { throw ServiceError.invalidField(field: "name", reason: "must be 1–120 characters without control characters") }
         return try await database.tenants.put(id: id, name: trimmed)
     }
 
@@ -47,7 +51,7 @@ public struct AdminService: Sendable {
         try Self.checkBundleID(bundleID)
         try Self.checkAppleID(request.keyID, field: "key_id")
         guard let app = try await database.tenants.apps(tenant: tenant).first(where: { $0.bundleID == bundleID }) else {
-            throw APIError.unknownApp(bundleID)
+            throw ServiceError.unknownApp(bundleID)
         }
         let key: APNsSigningKey
         let material: StoredAPNsKey.Material
@@ -55,17 +59,17 @@ public struct AdminService: Sendable {
         case (let pem?, nil):
             // The key is checked first: a malformed .p8 is worth saying even where no master key is set.
             key = try Self.parse { () throws(APNsSigningKeyError) in try APNsSigningKey(pem: pem, keyID: request.keyID, teamID: app.teamID) }
-            guard let masterKey else { throw APIError.masterKeyNotConfigured }
+            guard let masterKey else { throw ServiceError.masterKeyNotConfigured }
             let context = APNsKeyMaterial.context(tenant: tenant, bundleID: bundleID, keyID: request.keyID)
             material = .sealed(try masterKey.seal(Data(pem.utf8), boundTo: context))
         case (nil, let path?):
-            guard path.hasPrefix("/") else { throw APIError.invalidField(field: "p8_path", reason: "must be an absolute path") }
+            guard path.hasPrefix("/") else { throw ServiceError.invalidField(field: "p8_path", reason: "must be an absolute path") }
             key = try Self.parse { () throws(APNsSigningKeyError) in
                 try APNsSigningKey(contentsOf: path, keyID: request.keyID, teamID: app.teamID)
             }
             material = .file(path)
         default:
-            throw APIError.invalidField(field: "p8", reason: "give exactly one of p8 (the PEM text) and p8_path")
+            throw ServiceError.invalidField(field: "p8", reason: "give exactly one of p8 (the PEM text) and p8_path")
         }
         return try await database.apnsKeys.add(
             tenant: tenant, bundleID: bundleID, keyID: request.keyID, material: material, fingerprint: key.fingerprint,
@@ -77,7 +81,7 @@ public struct AdminService: Sendable {
         _ state: StoredAPNsKey.State, tenant: String, bundleID: String, keyID: String
     ) async throws -> StoredAPNsKey {
         guard let key = try await database.apnsKeys.setState(state, tenant: tenant, bundleID: bundleID, keyID: keyID) else {
-            throw APIError.unknownAPNsKey(keyID)
+            throw ServiceError.unknownAPNsKey(keyID)
         }
         return key
     }
@@ -90,16 +94,16 @@ public struct AdminService: Sendable {
     ) async throws -> (StoredAPIKey, presented: String) {
         try Self.checkTenant(tenant)
         guard let role = Role(rawValue: request.role), Role.keyRoles.contains(role) else {
-            throw APIError.invalidField(field: "role", reason: "must be one of \(Role.keyRoles.map(\.rawValue).joined(separator: ", "))")
+            throw ServiceError.invalidField(field: "role", reason: "must be one of \(Role.keyRoles.map(\.rawValue).joined(separator: ", "))")
         }
         if let stores = request.stores {
             guard !stores.isEmpty, stores.count <= 1000, stores.allSatisfy(StoreID.isValid) else {
-                throw APIError.invalidField(field: "stores", reason: "must list 1–1000 store ids (lowercase letters, digits, dashes)")
+                throw ServiceError.invalidField(field: "stores", reason: "must list 1–1000 store ids (lowercase letters, digits, dashes)")
             }
-            guard role != .admin else { throw APIError.invalidField(field: "stores", reason: "an admin key administers the whole tenant") }
+            guard role != .admin else { throw ServiceError.invalidField(field: "stores", reason: "an admin key administers the whole tenant") }
         }
         if let expiry = request.expiresAt, expiry <= now() {
-            throw APIError.invalidField(field: "expires_at", reason: "must be in the future")
+            throw ServiceError.invalidField(field: "expires_at", reason: "must be in the future")
         }
         let secret = APIKeySecret.generate()
         let stored = StoredAPIKey(
@@ -113,30 +117,30 @@ public struct AdminService: Sendable {
     /// A new key with the old one's role, stores and expiry; both stay valid until the old one is revoked.
     public func rotateAPIKey(tenant: String, id: String) async throws -> (StoredAPIKey, presented: String) {
         guard let old = try await database.apiKeys.keys(tenant: tenant).first(where: { $0.id == id }) else {
-            throw APIError.unknownAPIKey(id)
+            throw ServiceError.unknownAPIKey(id)
         }
-        guard old.revokedAt == nil else { throw APIError.apiKeyRevoked }
+        guard old.revokedAt == nil else { throw ServiceError.apiKeyRevoked }
         if let expiry = old.expiresAt, expiry <= now() {
-            throw APIError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
+            throw ServiceError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
         }
         return try await issueAPIKey(
             tenant: tenant, APIKeyCreateRequest(role: old.role.rawValue, stores: old.stores, expiresAt: old.expiresAt), rotatedFrom: old.id)
     }
 
     public func revokeAPIKey(tenant: String, id: String) async throws -> StoredAPIKey {
-        guard let key = try await database.apiKeys.revoke(id: id, tenant: tenant) else { throw APIError.unknownAPIKey(id) }
+        guard let key = try await database.apiKeys.revoke(id: id, tenant: tenant) else { throw ServiceError.unknownAPIKey(id) }
         return key
     }
 
     // MARK: - Checks
 
-    static func checkTenant(_ id: String) throws(APIError) {
+    static func checkTenant(_ id: String) throws(ServiceError) {
         guard TenantID.isValid(id) else {
             throw .invalidField(field: "tenant", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
     }
 
-    static func checkBundleID(_ id: String) throws(APIError) {
+    static func checkBundleID(_ id: String) throws(ServiceError) {
         let allowed = id.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x2D
         }
@@ -146,13 +150,13 @@ public struct AdminService: Sendable {
     }
 
     /// Apple's Team IDs and Key IDs: ten uppercase letters or digits.
-    static func checkAppleID(_ id: String, field: String) throws(APIError) {
+    static func checkAppleID(_ id: String, field: String) throws(ServiceError) {
         guard id.utf8.count == 10, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }) else {
             throw .invalidField(field: field, reason: "must be 10 uppercase letters or digits, as Apple issues them")
         }
     }
 
-    private static func parse(_ body: () throws(APNsSigningKeyError) -> APNsSigningKey) throws(APIError) -> APNsSigningKey {
+    private static func parse(_ body: () throws(APNsSigningKeyError) -> APNsSigningKey) throws(ServiceError) -> APNsSigningKey {
         do throws(APNsSigningKeyError) {
             return try body()
         } catch {

@@ -9,26 +9,26 @@ public enum CustomerTokenKeys {
     /// What an HS256 secret is bound to when sealed: its tenant.
     static func context(tenant: String) -> String { "crema/customer-token-secret/\(tenant)" }
 
-    /// Checks the request's keys and seals the HS256 secrets; throws `APIError`.
+    /// Checks the request's keys and seals the HS256 secrets; throws `ServiceError`.
     static func stored(_ request: CustomerTokenSettingsPutRequest, tenant: String, masterKey: MasterKey?) throws -> [StoredCustomerTokenSettings.Key] {
         guard (1...4).contains(request.keys.count) else {
-            throw APIError.invalidField(field: "keys", reason: "must list 1–4 keys (two during a rotation)")
+            throw ServiceError.invalidField(field: "keys", reason: "must list 1–4 keys (two during a rotation)")
         }
         return try request.keys.enumerated().map { index, key in
             switch key.algorithm {
             case "hs256":
                 guard let secret = key.secret, secret.utf8.count >= 32 else {
-                    throw APIError.invalidField(field: "keys[\(index)].secret", reason: "must be at least 32 bytes (RFC 7518 requires 256 bits)")
+                    throw ServiceError.invalidField(field: "keys[\(index)].secret", reason: "must be at least 32 bytes (RFC 7518 requires 256 bits)")
                 }
-                guard let masterKey else { throw APIError.masterKeyNotConfigured }
+                guard let masterKey else { throw ServiceError.masterKeyNotConfigured }
                 return .hs256(sealed: try masterKey.seal(Data(secret.utf8), boundTo: context(tenant: tenant)))
             case "es256":
                 guard let pem = key.publicKey, (try? P256.Signing.PublicKey(pemRepresentation: pem)) != nil else {
-                    throw APIError.invalidField(field: "keys[\(index)].public_key", reason: "must be a P-256 public key in PEM")
+                    throw ServiceError.invalidField(field: "keys[\(index)].public_key", reason: "must be a P-256 public key in PEM")
                 }
                 return .es256(publicKeyPEM: pem)
             default:
-                throw APIError.invalidField(field: "keys[\(index)].algorithm", reason: "must be hs256 or es256")
+                throw ServiceError.invalidField(field: "keys[\(index)].algorithm", reason: "must be hs256 or es256")
             }
         }
     }
@@ -64,7 +64,7 @@ extension AdminService {
         try Self.checkTenant(tenant)
         for (field, value) in [("issuer", request.issuer), ("audience", request.audience)] {
             guard (1...500).contains(value.count), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw APIError.invalidField(field: field, reason: "must be 1–500 characters without control characters")
+                throw ServiceError.invalidField(field: field, reason: "must be 1–500 characters without control characters")
             }
         }
         let keys = try CustomerTokenKeys.stored(request, tenant: tenant, masterKey: masterKey)

@@ -13,6 +13,8 @@ public struct WebhookService: Sendable {
     public let policy: WebhookPolicy
     /// Where the tenant's `webhooks` limit comes from (docs/limits.md).
     public let limits: TenantLimitsDirectory
+    /// Runs registrations and replays once per Idempotency-Key.
+    public let idempotency: IdempotencyGate
     /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
     private let resolve: @Sendable (String) async throws -> [[UInt8]]
     private let now: @Sendable () -> Date
@@ -20,8 +22,8 @@ public struct WebhookService: Sendable {
 
     public init(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
-        makeID: @escaping @Sendable () -> UUID = UUID.init
+        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], idempotency: IdempotencyGate? = nil,
+        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
         self.limits = limits
@@ -29,6 +31,7 @@ public struct WebhookService: Sendable {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.policy = policy
         self.resolve = resolve
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
         self.now = now
         self.makeID = makeID
     }
@@ -39,25 +42,25 @@ public struct WebhookService: Sendable {
         do throws(WebhookURL.Refusal) {
             url = try WebhookURL(request.url)
         } catch {
-            throw APIError.invalidField(field: "url", reason: "\(error)")
+            throw ServiceError.invalidField(field: "url", reason: "\(error)")
         }
         var events: [WebhookEventType] = []
         for name in request.events {
             guard let type = WebhookEventType(rawValue: name) else {
-                throw APIError.invalidField(
+                throw ServiceError.invalidField(
                     field: "events", reason: "names '\(name)'; the types are \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if !events.contains(type) { events.append(type) }
         }
         guard !events.isEmpty else {
-            throw APIError.invalidField(field: "events", reason: "must name at least one event type")
+            throw ServiceError.invalidField(field: "events", reason: "must name at least one event type")
         }
         // Bodies carry customers' names: in cleartext only to a receiver on the operator's own network.
         guard url.isHTTPS || allowsPrivateAddresses else {
-            throw APIError.invalidField(
+            throw ServiceError.invalidField(
                 field: "url", reason: "must be https:// (bodies carry customers' names; http:// is allowed only with CREMA_WEBHOOK_ALLOW_PRIVATE=1)")
         }
-        guard let masterKey else { throw APIError.webhookSecretNeedsMasterKey }
+        guard let masterKey else { throw ServiceError.webhookSecretNeedsMasterKey }
         _ = try await checkedAddresses(of: url)
         let id = makeID()
         let secret = WebhookSecret.generate()
@@ -71,7 +74,7 @@ public struct WebhookService: Sendable {
     /// The addresses a request to `url` may go to: its host's, all of them public unless private ones are allowed.
     /// Throws `webhookAddressRefused` when the host does not resolve or any address is refused (a host that answers
     /// with one public and one private address could be steered to the private one).
-    public func checkedAddresses(of url: WebhookURL) async throws(APIError) -> [[UInt8]] {
+    public func checkedAddresses(of url: WebhookURL) async throws(ServiceError) -> [[UInt8]] {
         let addresses: [[UInt8]]
         if let literal = IPAddressText.bytes(url.host) {
             addresses = [literal]
@@ -94,7 +97,7 @@ public struct WebhookService: Sendable {
 
     /// An endpoint's secret, for signing.
     public func secret(of tenant: String, endpoint: UUID, sealed: [UInt8]) throws -> String {
-        guard let masterKey else { throw APIError.webhookSecretNeedsMasterKey }
+        guard let masterKey else { throw ServiceError.webhookSecretNeedsMasterKey }
         return try WebhookSecret.open(sealed, tenant: tenant, endpoint: endpoint, masterKey: masterKey)
     }
 
@@ -102,9 +105,9 @@ public struct WebhookService: Sendable {
         switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: now()) {
         case .replayed(let record): return record
         case .unknownDelivery:
-            throw try await database.webhooks.endpoint(id: endpoint, in: scope) == nil ? APIError.unknownWebhook : APIError.unknownWebhookDelivery
-        case .notDead(let state): throw APIError.webhookDeliveryNotDead(state: state)
-        case .endpointDisabled: throw APIError.webhookDisabled
+            throw try await database.webhooks.endpoint(id: endpoint, in: scope) == nil ? ServiceError.unknownWebhook : ServiceError.unknownWebhookDelivery
+        case .notDead(let state): throw ServiceError.webhookDeliveryNotDead(state: state)
+        case .endpointDisabled: throw ServiceError.webhookDisabled
         }
     }
 }
