@@ -269,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: [
-                "CremaStore", "CremaService", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaStore", "CremaService", "CremaCore", "CremaActivityModels", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
