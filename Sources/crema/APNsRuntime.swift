@@ -1,4 +1,5 @@
 import CremaAPNs
+import CremaAPNsKey
 import CremaAPNsSimulator
 import CremaCore
 import CremaDelivery
