@@ -18,6 +18,7 @@ let package = Package(
         /// What the iOS app adds to decode Crema's Live Activity payloads: Foundation only.
         .library(name: "CremaActivityModels", targets: ["CremaActivityModels"]),
         .library(name: "CremaAPNsProtocol", targets: ["CremaAPNsProtocol"]),
+        .library(name: "CremaAPNsKey", targets: ["CremaAPNsKey"]),
         .library(name: "CremaAPNs", targets: ["CremaAPNs"]),
         .library(name: "CremaAPNsSimulator", targets: ["CremaAPNsSimulator"]),
         /// The libpq driver, a product so the driver benchmark (bench/driver) can race it against postgres-nio.
@@ -57,6 +58,13 @@ let package = Package(
         // MARK: - The APNs protocol: push types, bodies and their size cap, answer classification, JSONValue.
         // Foundation only; knows nothing of orders, so the client and the simulator depend on it alone.
         .target(name: "CremaAPNsProtocol", swiftSettings: swiftSettings),
+        // The provider's signing key (.p8): parsing, PEM, Key ID and Team ID. Beside the protocol rather than in the
+        // transport, so what stores and checks keys (CremaService) needs no HTTP/2 client; swift-crypto, kept out of the protocol.
+        .target(
+            name: "CremaAPNsKey",
+            dependencies: ["CremaAPNsProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Calendar arithmetic for timestamp text, shared by the API's wire format and the driver: no dependencies.
         .target(name: "CremaCivilTime", swiftSettings: swiftSettings),
 
@@ -102,7 +110,7 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
+                "CremaAPI", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -112,7 +120,7 @@ let package = Package(
         .target(
             name: "CremaAPNs",
             dependencies: [
-                "CremaAPNsProtocol",
+                "CremaAPNsKey", "CremaAPNsProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -149,7 +157,7 @@ let package = Package(
         .target(
             name: "CremaDelivery",
             dependencies: [
-                "CremaAPI", "CremaAPNs", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
+                "CremaAPI", "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -175,7 +183,7 @@ let package = Package(
         .target(
             name: "CremaRuntime",
             dependencies: [
-                "CremaAPNs", "CremaAPNsProtocol", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
+                "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
                 "CremaSettings", "CremaStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -215,7 +223,7 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs",
+                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsKey",
                 "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore", "CremaAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -289,7 +297,7 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: [
-                "CremaStore", "CremaService", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaStore", "CremaService", "CremaCore", "CremaActivityModels", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -297,7 +305,7 @@ let package = Package(
         .testTarget(
             name: "CremaAPNsTests",
             dependencies: [
-                "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
+                "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -317,7 +325,7 @@ let package = Package(
             name: "CremaServerTests",
             dependencies: [
                 "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore",
-                "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

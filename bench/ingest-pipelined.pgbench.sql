@@ -26,9 +26,8 @@
 -- slower than Crema's grouping would be, so the ratio HTTP/pipelined flatters HTTP a little.
 -- The statement order inside each flight is Crema's.
 --
--- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd,
--- without the pg_notify, and with the later history lookup, superseded update and webhook CTEs, like
--- bench/ingest.pgbench.sql; change both files together.
+-- Held to Crema's statements as bench/ingest.pgbench.sql is (its header's last paragraph): bench/ingest.sh compares
+-- both files with what crema sends before each run and refuses to run when either differs. Change both together.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -100,7 +99,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -134,7 +133,8 @@ WITH o AS (
     SELECT tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items, state, version, eta,
 barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
            (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
+           (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
     FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
        coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
@@ -196,7 +196,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_preparing::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_preparing::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_preparing
@@ -210,7 +212,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -238,7 +240,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_ready::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_ready::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_ready
@@ -252,7 +256,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -280,7 +284,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_picked_up::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_picked_up::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_picked_up
@@ -294,7 +300,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (

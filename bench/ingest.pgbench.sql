@@ -56,14 +56,12 @@
 --     x's (about Crema's size). The bench has no webhook endpoint, so, as in Crema, neither is written;
 --   * Crema's replay path (a key seen before: its stored answer read, then ROLLBACK) never runs in the bench.
 --
--- Mirrors Sources/CremaStore/OrderTransaction.swift as of commit bba5e05a23d3c5a641b2e2b5fa7e64cc20d68dcd
--- (checked against PostgreSQL's statement log of one lifecycle sent through a build with that commit's SQL),
--- without the pg_notify; when that SQL changes, change this file and bench/ingest-pipelined.pgbench.sql too.
--- Since then DeliveryPlanning.swift reads the history with a lateral lookup per target and withdraws superseded
--- rows by `delivery_id = ANY(bigint[])` (docs/benchmarks.md, "The planning reads' plans"), and so does this file;
--- and every write statement ends with the webhook CTEs of Sources/CremaStore/Webhooks/WebhookOutbox.swift
--- (`hook_events`, `hook_deliveries`, one VALUES row per draft: two when the event ends the order) as of 1ddbd0e
--- and e9f3d39, and so does this file.
+-- Held to Crema's statements, not to a commit: before every run bench/ingest.sh turns PostgreSQL's statement log on
+-- for its sample lifecycle through crema serve, and bench/ingest_statements.py compares the statements of Crema's
+-- four event transactions with this file's (and bench/ingest-pipelined.pgbench.sql's) for each stage, in order, with
+-- parameters, literals, now() and the computed values above normalized away; the run is refused when they differ.
+-- When Sources/CremaStore/OrderTransaction.swift (or DeliveryPlanning.swift, WebhookOutbox.swift, TenantScope+SQL.swift)
+-- changes, change both files; `bench/ingest.sh -s` checks them without a benchmark.
 
 \if :stage = 0
 -- ---- placed: OrderTransaction.openPlacement, then insertPlaced ----
@@ -129,7 +127,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -160,7 +158,8 @@ WITH o AS (
     SELECT tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items, state, version, eta,
 barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
            (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
+           (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
     FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
        coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
@@ -219,7 +218,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_preparing::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_preparing::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_preparing
@@ -233,7 +234,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -261,7 +262,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_ready::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_ready::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_ready
@@ -275,7 +278,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
@@ -303,7 +306,9 @@ WITH event AS (
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
-           cancel_reason = NULL, updated_at = now(), projection = :proj_picked_up::jsonb
+           cancel_reason = NULL, updated_at = now(), projection = :proj_picked_up::jsonb,
+           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+           personal_data_removed_at = NULL
     WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND order_id = md5(:oid::text)::uuid
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_picked_up
@@ -317,7 +322,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
            x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
            CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
     FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now(), NULL::text, NULL::bigint, NULL::text)) AS x(
+                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
         target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (

@@ -10,11 +10,13 @@
 # error, or a consistency violation), never because of the ratio.
 # Steps: fresh private cluster (crema postgres start) with database crema_bench, crema migrate, crema serve
 # (pool = concurrency), stores s1..s8, one lifecycle through the API to capture the real stored texts that
-# pgbench then writes, and then each side (HTTP, pgbench plain, pgbench pipelined): 5 s warm-up, CHECKPOINT,
+# pgbench then writes, with PostgreSQL's statement log on: bench/ingest_statements.py compares the statements of
+# crema's four event transactions with each pgbench file's, and the run stops there when they differ (the two sides
+# would not run the same SQL). Then each side (HTTP, pgbench plain, pgbench pipelined): 5 s warm-up, CHECKPOINT,
 # measured run. crema serve is stopped while pgbench runs, so each side has the machine to itself. Finally
 # scripts/check-consistency and a summary.
 #
-# Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a]
+# Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a] [-s]
 #   defaults: -c 16 -d 20 -w 5 -o http-first -q 0; wrk and pgbench both use 2 threads (-t 2 / -j 2).
 #   -o pgbench-first runs both pgbench sides (plain, then pipelined) before HTTP; http-first runs them after.
 #   -q WAIT: first wait up to WAIT seconds for the machine to be idle (other work skews the result; a run
@@ -22,6 +24,7 @@
 #   -a: ANALYZE after each warm-up. Connections keep the generic plans they made in the first seconds, on nearly
 #   empty tables, until an ANALYZE invalidates them (autovacuum's first one comes after a minute or more); with -a
 #   the measured run plans on statistics of the data it runs against, as a long-running deployment would.
+#   -s: only check the pgbench files against crema's statements (the set-up and the sample lifecycle; no wrk needed).
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir).
 # Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3.
@@ -32,8 +35,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0 analyze=no
-while getopts "c:d:w:o:q:a" opt; do
+concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0 analyze=no statements_only=no
+while getopts "c:d:w:o:q:as" opt; do
   case "$opt" in
     c) concurrency=$OPTARG ;;
     d) duration=$OPTARG ;;
@@ -41,7 +44,8 @@ while getopts "c:d:w:o:q:a" opt; do
     o) order=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
     a) analyze=yes ;;
-    *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+    s) statements_only=yes ;;
+    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
@@ -50,7 +54,7 @@ threads=2
 port=${BENCH_PORT:-18090}
 pgbench=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
 CREMA=$(crema_bin)
-command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+[ "$statements_only" = yes ] || command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 [ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -80,7 +84,7 @@ log() { echo "== $*" | tee -a "$out/run.log"; }
   echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
   echo "swift: $(swift --version 2>&1 | head -1 || true)"
   echo "postgres: $("$(dirname "$pgbench")/postgres" --version)"
-  echo "wrk: $(wrk -v 2>&1 | head -1)"
+  echo "wrk: $(wrk -v 2>&1 | head -1 || true)"
   echo "concurrency: $concurrency, duration: ${duration}s, warm-up: ${warmup}s, threads: $threads, order: $order, analyze after warm-up: $analyze"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out/machine.txt"
@@ -167,6 +171,31 @@ quiet_check() {
   [ "$busy" -lt 20 ] || echo "WARNING: the machine is not idle; results will be noisy" | tee -a "$out/machine.txt" >&2
 }
 
+# ---- crema's statements, held to the pgbench files ----
+# PostgreSQL's statement log, on around the sample lifecycle: every statement, each record prefixed with its backend's
+# pid (bench/ingest_statements.py reads it so). Set with ALTER SYSTEM and a reload, so crema's open connections log too.
+statement_log_on() {
+  psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "ALTER SYSTEM SET log_statement = 'all'" \
+    -c "ALTER SYSTEM SET log_line_prefix = '<<%p>> '" -c "SELECT pg_reload_conf()" > /dev/null
+  sleep 0.5  # each backend reads the new settings before its next command
+  log_offset=$(stat -c %s "$cluster/postgres.log")
+}
+statement_log_off() {
+  psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "ALTER SYSTEM RESET log_statement" -c "ALTER SYSTEM RESET log_line_prefix" \
+    -c "SELECT pg_reload_conf()" > /dev/null
+  tail -c +$((log_offset + 1)) "$cluster/postgres.log" > "$out/sample-statements.log"
+}
+# Refuses the run when a pgbench file no longer sends what crema sends (bench/ingest_statements.py says where).
+check_statements() {
+  log "the pgbench files against crema's statements (sample-statements.log)"
+  python3 bench/ingest_statements.py "$out/sample-statements.log" bench/ingest.pgbench.sql bench/ingest-pipelined.pgbench.sql \
+    2>&1 | tee "$out/statements.txt" | tee -a "$out/run.log" || {
+    echo "refusing to run: the two sides would not run the same statements; make bench/ingest*.pgbench.sql send what" \
+      "crema sends (its statement log of the sample lifecycle is $out/sample-statements.log)" >&2
+    exit 1
+  }
+}
+
 # ---- sample bodies for pgbench's constants, from one lifecycle through Crema ----
 capture_bodies() {
   local eta id code
@@ -177,13 +206,14 @@ capture_bodies() {
   }
   q() { psql "$conninfo" -XAt -v ON_ERROR_STOP=1 -c "$1"; }
   # JSON re-encoded compactly with sorted keys, as Crema sends it (jsonb's text has spaces and its own order).
+  statement_log_on
   compact() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read()), separators=(",", ":"), sort_keys=True, ensure_ascii=False))'; }
   # The stored projection after each step.
   projection() { q "SELECT projection::text FROM orders WHERE order_id = '$id'" | compact; }
   id=$(post /v1/orders "$BENCH_POS_KEY" "sample-t1-1" \
     "{\"store_id\":\"s1\",\"pos_ref\":\"T-$(date +%s)-t1-1\",\"customer_ref\":\"c-1\",\"display_name\":\"Ana\",\"locale\":\"en\",\"items\":[{\"name\":\"Latte\",\"quantity\":1}],\"eta\":\"$eta\"}" \
     | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
-  [ -n "$id" ] || { echo "could not place the sample order" >&2; return 1; }
+  [ -n "$id" ] || { statement_log_off; echo "could not place the sample order" >&2; return 1; }
   local proj_queued proj_preparing proj_ready proj_picked_up
   proj_queued=$(projection)
   post "/v1/orders/$id/events" "$BENCH_BARISTA_KEY" sample-t1-2 '{"type":"started","barista":"Sam"}' > /dev/null
@@ -192,6 +222,7 @@ capture_bodies() {
   proj_ready=$(projection)
   post "/v1/orders/$id/events" "$BENCH_POS_KEY" sample-t1-4 '{"type":"picked_up"}' > /dev/null
   proj_picked_up=$(projection)
+  statement_log_off
   answer() { q "SELECT k.response_body FROM order_events e JOIN idempotency_keys k ON k.store_id = e.store_id
                 AND k.idempotency_key = e.idempotency_key AND k.scope = e.actor_role
                 WHERE e.order_id = '$id' AND e.version = $1"; }
@@ -281,6 +312,8 @@ quiet_check
 serve
 create_stores "$port" 8
 capture_bodies
+check_statements
+[ "$statements_only" = yes ] && { log "statements only (-s): done"; exit 0; }
 if [ "$order" = pgbench-first ]; then
   stop_serve
   phases_pgbench

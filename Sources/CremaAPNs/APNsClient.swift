@@ -1,3 +1,4 @@
+public import CremaAPNsKey
 public import CremaAPNsProtocol
 public import Foundation
 public import Logging

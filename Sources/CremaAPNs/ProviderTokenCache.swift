@@ -1,3 +1,4 @@
+import CremaAPNsKey
 import CremaAPNsProtocol
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+import CremaAPNsKey
 import Foundation
 import Synchronization
 

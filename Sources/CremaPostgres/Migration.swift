@@ -13,9 +13,12 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// A fingerprint of the SQL text (FNV-1a, 64 bit): detects a migration edited after it was applied.
-    public var checksum: String {
+    public var checksum: String { Self.fingerprint(sql) }
+
+    /// FNV-1a (64 bit) of `text` as 16 hex digits: the checksum of numbered and repeatable migrations alike.
+    static func fingerprint(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }

@@ -1,31 +1,43 @@
 public import Logging
 
-/// Applies numbered migrations, each in its own transaction, recorded in `schema_migrations`. Safe to run
-/// twice and from several processes at once (an advisory lock serializes them); refuses a database whose
-/// recorded migrations differ from the files.
+/// Applies numbered migrations, each in its own transaction, recorded in `schema_migrations`, then the repeatable
+/// ones whose text changed since they were last applied, each in its own transaction, recorded with their checksum in
+/// `schema_repeatables`. Safe to run twice and from several processes at once (an advisory lock serializes them);
+/// refuses a database whose recorded numbered migrations differ from the files.
 public struct Migrator: Sendable {
     /// Where a database stands against the files.
     public struct Status: Sendable, Equatable {
         public var applied: [Int]
         public var pending: [Int]
-        public var isCurrent: Bool { pending.isEmpty }
+        /// Repeatable migrations never applied, or applied with other text than the files'.
+        public var pendingRepeatable: [String]
+        public var isCurrent: Bool { pending.isEmpty && pendingRepeatable.isEmpty }
 
-        public init(applied: [Int], pending: [Int]) {
+        public init(applied: [Int], pending: [Int], pendingRepeatable: [String] = []) {
             self.applied = applied
             self.pending = pending
+            self.pendingRepeatable = pendingRepeatable
         }
     }
 
     public let migrations: [Migration]
+    /// Applied after `migrations`, in this order, whenever their text changed.
+    public let repeatable: [RepeatableMigration]
     private let logger: Logger
     private static let lockKey = 7_263_001  // pg_advisory_lock key: "crema migrations"
 
-    public init(migrations: [Migration], logger: Logger = Logger(label: "crema.migrate")) {
+    public init(migrations: [Migration], repeatable: [RepeatableMigration] = [], logger: Logger = Logger(label: "crema.migrate")) {
         self.migrations = migrations
+        self.repeatable = repeatable
         self.logger = logger
     }
 
-    /// Applies what is pending and returns the versions it applied.
+    /// A migrator for a whole schema: its numbered and its repeatable migrations.
+    public init(migrations: MigrationSet, logger: Logger = Logger(label: "crema.migrate")) {
+        self.init(migrations: migrations.numbered, repeatable: migrations.repeatable, logger: logger)
+    }
+
+    /// Applies what is pending and returns the numbered versions it applied (repeatable migrations it applied are logged).
     @discardableResult
     public func migrate(on connection: PostgresConnection) async throws -> [Int] {
         try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
@@ -43,14 +55,16 @@ public struct Migrator: Sendable {
     public func status(on connection: PostgresConnection) async throws -> Status {
         let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
         guard try exists.first?.decode("present", as: Bool.self) == true else {
-            return Status(applied: [], pending: migrations.map(\.version))
+            return Status(applied: [], pending: migrations.map(\.version), pendingRepeatable: repeatable.map(\.name))
         }
         let recorded = try await recordedMigrations(on: connection)
         try verify(recorded)
         let applied = Set(recorded.map(\.version))
+        let current = try await recordedRepeatables(on: connection)
         return Status(
             applied: recorded.map(\.version).sorted(),
-            pending: migrations.map(\.version).filter { !applied.contains($0) })
+            pending: migrations.map(\.version).filter { !applied.contains($0) },
+            pendingRepeatable: repeatable.filter { current[$0.name] != $0.checksum }.map(\.name))
     }
 
     private func apply(on connection: PostgresConnection) async throws -> [Int] {
@@ -86,7 +100,52 @@ public struct Migrator: Sendable {
             logger.info("applied migration", metadata: ["migration": "\(migration.version)_\(migration.name)"])
             appliedNow.append(migration.version)
         }
+        try await applyRepeatable(on: connection)
         return appliedNow
+    }
+
+    /// After the numbered migrations (which may have changed what the definitions use): each repeatable migration whose
+    /// text is not the one last applied, in its own transaction with its new checksum.
+    private func applyRepeatable(on connection: PostgresConnection) async throws {
+        guard !repeatable.isEmpty else { return }
+        try await connection.simpleQuery(
+            """
+            CREATE TABLE IF NOT EXISTS schema_repeatables (
+                name       text        PRIMARY KEY,
+                checksum   text        NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        let current = try await recordedRepeatables(on: connection)
+        for migration in repeatable where current[migration.name] != migration.checksum {
+            try await connection.simpleQuery("BEGIN")
+            do {
+                try await connection.simpleQuery("SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0")
+                try await connection.simpleQuery(migration.sql)
+                try await connection.query(
+                    """
+                    INSERT INTO schema_repeatables (name, checksum) VALUES (\(migration.name), \(migration.checksum))
+                    ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+                    """)
+                try await connection.simpleQuery("COMMIT")
+            } catch {
+                try? await connection.simpleQuery("ROLLBACK")
+                logger.error("repeatable migration failed", metadata: ["migration": "\(migration.name)", "error": "\(error)"])
+                throw error
+            }
+            logger.info("applied repeatable migration", metadata: ["migration": "\(migration.name)", "checksum": "\(migration.checksum)"])
+        }
+    }
+
+    /// The checksum each repeatable migration was last applied with (none before the first).
+    private func recordedRepeatables(on connection: PostgresConnection) async throws -> [String: String] {
+        let exists = try await connection.query("SELECT to_regclass('schema_repeatables') IS NOT NULL AS present")
+        guard try exists.first?.decode("present", as: Bool.self) == true else { return [:] }
+        var checksums: [String: String] = [:]
+        for row in try await connection.query("SELECT name, checksum FROM schema_repeatables") {
+            checksums[try row.decode("name")] = try row.decode("checksum")
+        }
+        return checksums
     }
 
     /// A row of `schema_migrations`.

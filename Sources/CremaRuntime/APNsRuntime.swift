@@ -1,5 +1,5 @@
 public import CremaAPNs
-import CremaAPNsProtocol
+public import CremaAPNsKey
 public import CremaAPNsSimulator
 import CremaCore
 public import CremaDelivery

@@ -14,7 +14,7 @@ public struct DeliveryRepository: Sendable {
 
     /// Claims up to `limit` due rows for `lease`; another dispatcher skips them until the lease runs out.
     ///
-    /// Ordering (`DeliveryOrdering`, migration 005): first withdraws pending rows that must never go (a newer
+    /// Ordering (`DeliveryOrdering`; in SQL, Migrations/Functions/delivery_ordering.sql): first withdraws pending rows that must never go (a newer
     /// push of the same activity was planned, or a start's order finished or registered its activity), then
     /// claims a Live Activity row only when no other row of its activity is pending or in flight.
     ///

@@ -125,13 +125,13 @@ public struct OrderTransaction: Sendable {
         return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
     }
 
-    /// Writes a new order with its `placed` event, projection, stored answer and planned deliveries in one
+    /// Writes a new order with its `placed` event, projection (the plan's), stored answer and planned deliveries in one
     /// statement, with the webhook events `hooks` for the tenant's endpoints that want them, and commits, in one round trip.
     public func insertPlaced(
         _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
-        let projection = try StoredProjection.json(order, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
+        let projection = try StoredProjection.json(plan.projection)
         let deliveries = DeliveryPlanning.write(plan, order: order, tenant: scope.tenant, targets: inputs.targets, event: .placed, at: at)
         try await writeAndCommit(
             """
@@ -156,13 +156,13 @@ public struct OrderTransaction: Sendable {
         changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
-    /// Appends `event` (which moved the order to `next`) and updates the order, its projection, the stored
+    /// Appends `event` (which moved the order to `next`) and updates the order, its projection (the plan's), the stored
     /// answer, planned deliveries and webhook events in one statement, and commits, in one round trip.
     public func appendEvent(
         _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
-        let projection = try StoredProjection.json(next, storeName: inputs.storeName, timezone: inputs.timezone, now: at)
+        let projection = try StoredProjection.json(plan.projection)
         let deliveries = DeliveryPlanning.write(plan, order: next, tenant: scope.tenant, targets: inputs.targets, event: event.type, at: at)
         try await writeAndCommit(
             """

@@ -6,10 +6,18 @@ import Foundation
 /// The projection stored with each order: the `ContentState` a device would receive, encoded exactly as
 /// ActivityKit decodes it (Foundation's default strategies, so dates are seconds since 2001).
 enum StoredProjection {
+    /// An order command stores the projection its plan carries (`DeliveryPlan.projection`): the state its Live Activity
+    /// pushes carry, projected once.
+    static func json(_ state: OrderActivityAttributes.ContentState) throws -> PostgresJSON {
+        PostgresJSON(text: String(decoding: try encoder.encode(state), as: UTF8.self))
+    }
+
+    /// The projection of `order` at `now`, for the work that changes an order without planning pushes (erasure and
+    /// retention, `PersonalDataScrub`).
     static func json(_ order: Order, storeName: String, timezone: String, now: Date) throws -> PostgresJSON {
-        let state = OrderProjector.contentState(
-            order: order, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt, now: now, locale: order.locale)
-        return PostgresJSON(text: String(decoding: try encoder.encode(state), as: UTF8.self))
+        try json(
+            OrderProjector.contentState(
+                order: order, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt, now: now, locale: order.locale))
     }
 
     /// ActivityKit's strategies and sorted keys, configured once (making one per event showed in profiles).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CremaAPNs
+import CremaAPNsKey
 import CremaAPNsSimulator
 import CremaRuntime
 import Foundation

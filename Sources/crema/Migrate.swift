@@ -24,6 +24,7 @@ extension Crema {
                     let state = try await migrator.status(on: connection)
                     say("applied: \(state.applied.map(String.init).joined(separator: " "))")
                     say("pending: \(state.pending.isEmpty ? "none" : state.pending.map(String.init).joined(separator: " "))")
+                    say("definitions to apply (sql/Functions): \(state.pendingRepeatable.isEmpty ? "none" : state.pendingRepeatable.joined(separator: " "))")
                 } else {
                     let applied = try await migrator.migrate(on: connection)
                     say(applied.isEmpty ? "The database is up to date." : "Applied migrations \(applied.map(String.init).joined(separator: ", ")).")

@@ -1,4 +1,5 @@
 import CremaAPNs
+import CremaAPNsKey
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import Foundation

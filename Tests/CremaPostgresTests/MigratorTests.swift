@@ -63,6 +63,58 @@ import Testing
         }
     }
 
+    @Test func aRepeatableMigrationRunsAfterTheNumberedOnesAndAgainOnlyWhenItsTextChanges() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            // The view reads table b, which only the numbered migration 2 creates.
+            let view = RepeatableMigration(name: "views", sql: "CREATE OR REPLACE VIEW v AS SELECT id FROM b")
+            let migrator = Migrator(migrations: MigrationSet(numbered: files, repeatable: [view]))
+            let before = try await db.pool.withConnection { try await migrator.status(on: $0) }
+            #expect(before == Migrator.Status(applied: [], pending: [1, 2], pendingRepeatable: ["views"]))
+            #expect(try await db.pool.withConnection { try await migrator.migrate(on: $0) } == [1, 2])
+            #expect(try await db.pool.withConnection { try await migrator.status(on: $0) }.isCurrent)
+            let applied = try await db.scalar("SELECT applied_at::text || checksum FROM schema_repeatables WHERE name = 'views'", as: String.self)
+            _ = try await db.pool.withConnection { try await migrator.migrate(on: $0) }
+            let unchanged = try await db.scalar("SELECT applied_at::text || checksum FROM schema_repeatables WHERE name = 'views'", as: String.self)
+            #expect(unchanged == applied, "the same text is not applied again")
+
+            var changed = view
+            changed.sql = "CREATE OR REPLACE VIEW v AS SELECT id, id AS copy FROM b"
+            let next = Migrator(migrations: MigrationSet(numbered: files, repeatable: [changed]))
+            let stale = try await db.pool.withConnection { try await next.status(on: $0) }
+            #expect(stale == Migrator.Status(applied: [1, 2], pending: [], pendingRepeatable: ["views"]))
+            #expect(!stale.isCurrent)
+            #expect(try await db.pool.withConnection { try await next.migrate(on: $0) } == [])
+            #expect(try await db.scalar("SELECT count(*) FROM information_schema.columns WHERE table_name = 'v'", as: Int.self) == 2)
+            #expect(try await db.scalar("SELECT checksum FROM schema_repeatables WHERE name = 'views'", as: String.self) == changed.checksum)
+        }
+    }
+
+    @Test func aFailingRepeatableMigrationIsRolledBackAndNotRecorded() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let broken = RepeatableMigration(name: "broken", sql: "CREATE OR REPLACE VIEW w AS SELECT 1; SELECT * FROM nowhere")
+            await #expect(throws: PostgresError.self) {
+                try await db.pool.withConnection { try await Migrator(migrations: MigrationSet(numbered: files, repeatable: [broken])).migrate(on: $0) }
+            }
+            let recorded = try await db.scalar("SELECT count(*) FROM schema_repeatables", as: Int.self)
+            let viewAbsent = try await db.scalar("SELECT to_regclass('w') IS NULL", as: Bool.self)
+            let numbered = try await db.scalar("SELECT count(*) FROM schema_migrations", as: Int.self)
+            #expect(recorded == 0)
+            #expect(viewAbsent)
+            #expect(numbered == 2, "the numbered migrations before it stay applied")
+        }
+    }
+
+    @Test func repeatableMigrationFilesAreReadInNameOrder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "SELECT 2".write(to: directory.appendingPathComponent("ordering.sql"), atomically: true, encoding: .utf8)
+        try "SELECT 1".write(to: directory.appendingPathComponent("functions.sql"), atomically: true, encoding: .utf8)
+        try "notes".write(to: directory.appendingPathComponent("README"), atomically: true, encoding: .utf8)
+        let loaded = try RepeatableMigration.load(from: directory)
+        #expect(loaded == [RepeatableMigration(name: "functions", sql: "SELECT 1"), RepeatableMigration(name: "ordering", sql: "SELECT 2")])
+    }
+
     @Test func migrationFilesAreReadInVersionOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

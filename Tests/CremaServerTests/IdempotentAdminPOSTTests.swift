@@ -1,4 +1,5 @@
 import CremaAPNs
+import CremaAPNsKey
 import Foundation
 import HTTPTypes
 import Testing

@@ -1,4 +1,5 @@
 import CremaAPNs
+import CremaAPNsKey
 import CremaCore
 import CremaPostgres
 import CremaTestSupport

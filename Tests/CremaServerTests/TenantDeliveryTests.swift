@@ -1,5 +1,6 @@
 import CremaAPI
 import CremaAPNs
+import CremaAPNsKey
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore

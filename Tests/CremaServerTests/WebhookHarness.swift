@@ -1,3 +1,4 @@
+import CremaAPNsKey
 import CremaAPNsSimulator
 import CremaCore
 import CremaDelivery

@@ -7,8 +7,9 @@ import CremaTestSupport
 import Foundation
 import Testing
 
-/// The SQL of `DeliveryRepository.claim` and `record` (migration 005) against `DeliveryOrdering`, the pure rule
-/// the property tests check: random rows of one activity in every state, claimed by the real statements.
+/// The SQL of `DeliveryRepository.claim` and `record` (the functions of Migrations/Functions/delivery_ordering.sql) against
+/// `DeliveryOrdering`, the pure rule the property tests check: random rows of one activity in every state, claimed by the
+/// real statements.
 @Suite struct DeliveryOrderingStoreTests {
     static let states: [DeliveryState] = [.pending, .pending, .inflight, .sent, .dead, .superseded, .skipped]
 
@@ -40,6 +41,18 @@ import Testing
                 result[try row.decode("delivery_id")] = (try row.decode("state"), try row.decode("reason_code"))
             }
             return result
+        }
+    }
+
+    @Test("the ordering functions the claim runs are the ones in Migrations/Functions/delivery_ordering.sql")
+    func theInstalledRuleIsTheFile() async throws {
+        let file = try #require(try CremaMigrations.all().repeatable.first { $0.name == "delivery_ordering" })
+        try await TestDatabase.with { db in
+            for function in ["delivery_staleness", "delivery_sequence_busy"] {
+                let installed = try await db.scalar("SELECT prosrc FROM pg_proc WHERE proname = \(function)", as: String.self)
+                #expect(file.sql.contains("$$" + installed + "$$"), "\(function)")
+            }
+            #expect(try await db.scalar("SELECT checksum FROM schema_repeatables WHERE name = 'delivery_ordering'", as: String.self) == file.checksum)
         }
     }
 

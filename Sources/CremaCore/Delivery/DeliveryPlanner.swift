@@ -42,7 +42,7 @@ public enum DeliveryPlanner {
 private struct Planning {
     let context: DeliveryContext
     let policy: DeliveryPolicy
-    var plan = DeliveryPlan()
+    var plan: DeliveryPlan
     /// Some activity push (update, end or start) carries this change's alert.
     var alertCarried = false
     /// Why a separate alert is needed even though an activity exists.
@@ -51,6 +51,11 @@ private struct Planning {
     init(context: DeliveryContext, policy: DeliveryPolicy) {
         self.context = context
         self.policy = policy
+        // Projected once: every activity push of this change carries it, and the store keeps it with the order.
+        plan = DeliveryPlan(
+            projection: OrderProjector.contentState(
+                order: context.order, storeName: context.storeName, timeZone: context.timeZone, now: context.now,
+                locale: context.order.locale))
     }
 
     var order: Order { context.order }
@@ -138,8 +143,8 @@ private struct Planning {
         // One activity's pushes share one clock: a push-started activity's updates come after its start.
         let timestamp = nextTimestamp(after: past + startsOfThisOrder)
         let body = APNsBodyBuilder.liveActivity(
-            order: order, storeName: context.storeName, timeZone: context.timeZone, now: now, locale: order.locale,
-            event: event, alertFor: alertInBody ? context.event : nil,
+            order: order, projection: plan.projection, storeName: context.storeName, timeZone: context.timeZone, now: now,
+            locale: order.locale, event: event, alertFor: alertInBody ? context.event : nil,
             timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         plan.deliveries.append(PlannedDelivery(
             target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: target.bundleID),
@@ -197,8 +202,8 @@ private struct Planning {
         if urgent { alertCarried = true }
         let timestamp = nextTimestamp(after: starts)
         let body = APNsBodyBuilder.liveActivity(
-            order: order, storeName: context.storeName, timeZone: context.timeZone, now: now, locale: order.locale,
-            event: .start, alertFor: urgent ? context.event : nil,
+            order: order, projection: plan.projection, storeName: context.storeName, timeZone: context.timeZone, now: now,
+            locale: order.locale, event: .start, alertFor: urgent ? context.event : nil,
             timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         plan.deliveries.append(PlannedDelivery(
             target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: target.bundleID),

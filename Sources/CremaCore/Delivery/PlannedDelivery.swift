@@ -1,4 +1,5 @@
 public import CremaAPNsProtocol
+public import CremaActivityModels
 public import Foundation
 
 /// One push the planner decided to send: everything the dispatcher needs except the token, which it reads
@@ -59,12 +60,20 @@ public struct DeliverySkip: Sendable, Hashable {
 /// What one order change means for the customer's devices: pushes to send, decisions not to, and older unsent
 /// pushes this change makes pointless.
 public struct DeliveryPlan: Sendable, Hashable {
+    /// The order's Live Activity state after the change, projected once per change: every Live Activity push in
+    /// `deliveries` carries it (as `content-state`, fitted into APNs' size cap), and the store keeps it with the order,
+    /// so what a device shows and what `GET /v1/orders/{id}` says it shows are one value.
+    public var projection: OrderActivityAttributes.ContentState
     public var deliveries: [PlannedDelivery] = []
     public var skips: [DeliverySkip] = []
     /// Outbox rows still pending that a newer push replaces (only the newest update per activity matters).
     public var superseded: [Int64] = []
 
-    public init(deliveries: [PlannedDelivery] = [], skips: [DeliverySkip] = [], superseded: [Int64] = []) {
+    public init(
+        projection: OrderActivityAttributes.ContentState, deliveries: [PlannedDelivery] = [], skips: [DeliverySkip] = [],
+        superseded: [Int64] = []
+    ) {
+        self.projection = projection
         self.deliveries = deliveries
         self.skips = skips
         self.superseded = superseded

@@ -1,5 +1,5 @@
 public import CremaAPNsProtocol
-import CremaActivityModels
+public import CremaActivityModels
 public import Foundation
 
 /// Builds the three kinds of APNs body Crema sends for an order, each guaranteed to fit `APNsBody.maxBytes`.
@@ -102,9 +102,12 @@ public enum APNsBodyBuilder {
 
     /// The Live Activity body for `order` as it is now: projection, default timing, and the localized alert
     /// for `alertFor` (nil: a silent update). A `start` always carries an alert (ActivityKit requires one).
-    /// `timestamp` defaults to `now`; the planner passes a larger one to keep it rising per activity.
+    /// `projection` is the order's content state at `now` when the caller already has it (the planner projects once
+    /// per change); nil projects it here. `timestamp` defaults to `now`; the planner passes a larger one to keep it
+    /// rising per activity.
     public static func liveActivity(
         order: Order,
+        projection: OrderActivityAttributes.ContentState? = nil,
         storeName: String,
         timeZone: TimeZone,
         now: Date,
@@ -113,7 +116,7 @@ public enum APNsBodyBuilder {
         alertFor alertEvent: OrderEventType?,
         timestamp: Date? = nil
     ) -> APNsBody {
-        let state = OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
+        let state = projection ?? OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
         let alert = alertEvent.map {
             OrderProjector.alert(for: $0, order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
         }

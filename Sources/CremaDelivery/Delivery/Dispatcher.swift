@@ -1,3 +1,4 @@
+import CremaAPNsKey
 import CremaAPNsProtocol
 public import CremaAPNs
 import CremaCore

@@ -1,4 +1,4 @@
-public import CremaAPNs
+public import CremaAPNsKey
 public import CremaCore
 public import CremaService
 public import CremaStore

@@ -1,4 +1,4 @@
-public import CremaAPNs
+public import CremaAPNsKey
 public import CremaStore
 
 /// Turns a stored APNs key back into a signing key: opens the sealed `.p8` with the master key, or reads the file.

@@ -1,5 +1,5 @@
 public import CremaAPI
-import CremaAPNs
+import CremaAPNsKey
 import CremaCore
 public import CremaStore
 public import Foundation

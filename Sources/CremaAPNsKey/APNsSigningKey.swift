@@ -1,12 +1,12 @@
 import CremaAPNsProtocol
-import Crypto
+package import Crypto
 import Foundation
 
 /// The provider's `.p8` key (a P-256 key in PKCS#8 PEM) with its Key ID and Team ID: everything needed to sign
 /// the ES256 JWTs APNs requires (docs/apns.md §2).
 public struct APNsSigningKey: Sendable {
-    /// The P-256 private key that signs provider tokens.
-    let privateKey: P256.Signing.PrivateKey
+    /// The P-256 private key that signs provider tokens (`CremaAPNs`' provider token cache).
+    package let privateKey: P256.Signing.PrivateKey
     /// The 10-character Key ID from the developer account (the JWT header's `kid`).
     public let keyID: String
     /// The 10-character Team ID (the JWT claims' `iss`).
