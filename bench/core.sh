@@ -30,7 +30,8 @@ out=bench/results/core-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 load() { cut -d' ' -f1-3 /proc/loadavg; }
-echo "== $(date -u +%FT%TZ), $(nproc) cores, load average $(load), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" | tee "$out/machine.txt"
+commit=$(git rev-parse --short HEAD 2> /dev/null || echo '?')
+echo "== $(date -u +%FT%TZ), $(nproc) cores, load average $(load), commit $commit" | tee "$out/machine.txt"
 
 echo "== building bench/core (release)"
 swift build -c release --package-path bench/core --product CoreCount > "$out/build.log" 2>&1 || { tail -20 "$out/build.log" >&2; exit 1; }
@@ -87,6 +88,12 @@ for i in $(seq 1 "$runs"); do
       --format jmh --path "$out/run-$i" > "$out/run-$i.log" 2>&1; then
     tail -30 "$out/run-$i.log" >&2
     echo "the benchmark did not run (log: $out/run-$i.log)" >&2
+    exit 1
+  fi
+  # The plugin exits 0 when a benchmark reported an error (a result that differs from the fixture's): the log says so.
+  if grep -q "benchmarks failed" "$out/run-$i.log"; then
+    grep -B3 -A3 "benchmarks failed" "$out/run-$i.log" >&2
+    echo "a benchmark failed (log: $out/run-$i.log)" >&2
     exit 1
   fi
   [ -s "$out/run-$i/Current_run.jmh.json" ] || { echo "the benchmark wrote no results (log: $out/run-$i.log)" >&2; exit 1; }

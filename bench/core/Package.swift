@@ -19,8 +19,7 @@ let package = Package(
             name: "CoreWorkload",
             dependencies: [
                 .product(name: "CremaCore", package: "crema"),
-                // Already in CremaCore's closure (its only dependencies): named for the types the fixture spells.
-                .product(name: "CremaActivityModels", package: "crema"),
+                // Already in CremaCore's closure: named for the push types and body sizes the fixture checks.
                 .product(name: "CremaAPNsProtocol", package: "crema"),
             ]
         ),
