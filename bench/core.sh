@@ -108,11 +108,18 @@ if ! command -v valgrind > /dev/null; then
   echo "== instructions per event: not measured (valgrind is missing: apt-get install -y valgrind)"
   exit 0
 fi
-echo "== instructions per event (callgrind; deterministic hashing, so the count repeats)"
-snapshot=$out/CoreCount
+echo "== instructions per event (callgrind)"
+# The count repeats to the instruction only when everything the process sees is the same: hashing seeded the same
+# (SWIFT_DETERMINISTIC_HASHING), an empty environment, the same working folder and a binary path of the same length
+# (they move the stack, and with it a few hundred instructions per event).
+scratch=$(mktemp -d /tmp/crema-core.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+snapshot=$scratch/CoreCount
 cp "$counter" "$snapshot"
+cp "$counter" "$out/CoreCount"
+counted() { (cd / && env -i SWIFT_DETERMINISTIC_HASHING=1 "$(command -v valgrind)" --tool=callgrind "$@"); }
 instructions() {
-  SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.$1.out" "$snapshot" "$1" \
+  counted --callgrind-out-file="$out/callgrind.$1.out" "$snapshot" "$1" \
     > "$out/callgrind.$1.log" 2>&1 || { tail -5 "$out/callgrind.$1.log" >&2; exit 1; }
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/callgrind.$1.log"
 }
@@ -122,8 +129,8 @@ per_event=$(( (eleven - one) / (10 * events) ))
 echo "   $one instructions for 1 lifecycle, $eleven for 11: $per_event instructions per event" | tee -a "$out/summary.txt"
 
 # Where they go: the measured loop only (Lifecycle.runChecked), 10 lifecycles, inclusive and self, per event.
-SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --toggle-collect='$s12CoreWorkload9LifecycleV10runCheckedSiyF' \
-  --callgrind-out-file="$out/callgrind.profile.out" "$snapshot" 10 > "$out/callgrind.profile.log" 2>&1
+counted --toggle-collect='$s12CoreWorkload9LifecycleV10runCheckedSiyF' --callgrind-out-file="$out/callgrind.profile.out" \
+  "$snapshot" 10 > "$out/callgrind.profile.log" 2>&1
 demangle() { swift demangle --simplified; }
 callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$out/callgrind.profile.out" 2> /dev/null | demangle > "$out/callgrind-inclusive.txt"
 callgrind_annotate --auto=no --threshold=100 "$out/callgrind.profile.out" 2> /dev/null | demangle > "$out/callgrind-self.txt"
