@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "CremaAPNsProtocol", swiftSettings: swiftSettings),
         // Calendar arithmetic for timestamp text, shared by the API's wire format and the driver: no dependencies.
         .target(name: "CremaCivilTime", swiftSettings: swiftSettings),
+        // The one injected clock (wall time and sleep), so no library reads the time or sleeps on its own.
+        .target(name: "CremaClock", swiftSettings: swiftSettings),
 
         // MARK: - Pure domain core: no I/O. It depends on the app's wire types it projects into and on the APNs protocol.
         .target(name: "CremaCore", dependencies: ["CremaActivityModels", "CremaAPNsProtocol"], swiftSettings: swiftSettings),
