@@ -49,6 +49,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         // Customer tokens: the brand's backend signs a short-lived JWT (ES256 or HS256) that Crema verifies.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.0.0"),
+        // Tests only: a virtual clock the tests advance, so the worker loops run on virtual time.
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
@@ -93,7 +95,7 @@ let package = Package(
         .target(
             name: "CremaStore",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
+                "CremaClock", "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -104,7 +106,7 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
+                "CremaAPI", "CremaAPNsProtocol", "CremaClock", "CremaCore", "CremaStore", "CremaAPNs", "CremaPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -114,7 +116,7 @@ let package = Package(
         .target(
             name: "CremaAPNs",
             dependencies: [
-                "CremaAPNsProtocol",
+                "CremaAPNsProtocol", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -130,7 +132,7 @@ let package = Package(
         .target(
             name: "CremaAPNsSimulator",
             dependencies: [
-                "CremaAPNsProtocol",
+                "CremaAPNsProtocol", "CremaClock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -151,7 +153,7 @@ let package = Package(
         .target(
             name: "CremaDelivery",
             dependencies: [
-                "CremaAPI", "CremaAPNs", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
+                "CremaAPI", "CremaAPNs", "CremaAPNsProtocol", "CremaClock", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -170,7 +172,7 @@ let package = Package(
             name: "CremaServer",
             dependencies: [
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
-                "CremaDelivery",
+                "CremaDelivery", "CremaClock",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -197,7 +199,7 @@ let package = Package(
             name: "crema",
             dependencies: [
                 "CremaServer", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsSimulator",
-                "CremaAPNsProtocol", "CremaCore", "CremaAPI",
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaClock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -225,7 +227,9 @@ let package = Package(
         .target(
             name: "CremaTestSupport",
             dependencies: [
-                "CremaPostgres", "CremaStore",
+                "CremaPostgres", "CremaStore", "CremaClock",
+                // The virtual clock under the tests' CremaClock.
+                .product(name: "Clocks", package: "swift-clocks"),
                 // The webhook receiver the tests run (HTTP and HTTPS).
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -271,7 +275,7 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: [
-                "CremaStore", "CremaService", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaStore", "CremaService", "CremaClock", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -279,7 +283,7 @@ let package = Package(
         .testTarget(
             name: "CremaAPNsTests",
             dependencies: [
-                "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
+                "CremaAPNs", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaClock", "CremaCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -299,7 +303,7 @@ let package = Package(
             name: "CremaServerTests",
             dependencies: [
                 "CremaServer", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres",
-                "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator",
+                "CremaTestSupport", "CremaAPNs", "CremaAPNsSimulator", "CremaClock",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

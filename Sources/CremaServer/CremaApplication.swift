@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaDelivery
 public import CremaPostgres
@@ -47,15 +48,15 @@ public enum CremaApplication {
             streamHub: StreamHub? = nil
         ) {
             self.streamHub = streamHub
-                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, now: service.clock, logger: Logger(label: "crema.stream"))
+                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, clock: service.clock, logger: Logger(label: "crema.stream"))
             self.pool = pool
             self.service = service
             self.migrator = migrator
             self.keys = keys
             self.registry = registry
-            self.admin = AdminService(database: service.database, masterKey: nil)
+            self.admin = AdminService(database: service.database, masterKey: nil, clock: service.clock)
             self.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false)
+                database: service.database, limits: service.limits, masterKey: nil, allowsPrivateAddresses: false, clock: service.clock)
         }
     }
 
@@ -66,16 +67,16 @@ public enum CremaApplication {
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(
-            middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), now: dependencies.service.clock))
+            middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), clock: dependencies.service.clock))
         let customers = dependencies.customerTokenDirectory ?? customerTokenDirectory(dependencies)
         router.add(
             middleware: AuthenticationMiddleware(
                 keys: dependencies.keys,
-                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, now: dependencies.service.clock),
+                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, clock: dependencies.service.clock),
                 customers: customers))
         router.add(
             middleware: RateLimitMiddleware(
-                limiter: dependencies.rateLimiter, limits: dependencies.service.limits, now: dependencies.service.clock))
+                limiter: dependencies.rateLimiter, limits: dependencies.service.limits, clock: dependencies.service.clock))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
@@ -101,7 +102,7 @@ public enum CremaApplication {
         CustomerTokenDirectory(
             configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
             masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
-            now: dependencies.customerTokens?.now ?? Date.init)
+            clock: dependencies.customerTokens?.clock ?? dependencies.service.clock)
     }
 
     /// The HTTP application plus the services that live as long as it does (the database's change feed, the stream
@@ -123,7 +124,7 @@ public enum CremaApplication {
         // Graceful shutdown stops services in reverse order: the pool closer, listed first, outlives the rest, and the
         // change feed outlives its subscribers (the stream hub, a dispatcher in `services`) to announce the last changes.
         var background: [any Service] = [
-            PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, logger: logger),
+            PoolCloser(pool: dependencies.pool), IdempotencyJanitor(idempotency: dependencies.service.database.idempotency, clock: dependencies.service.clock, logger: logger),
         ]
         if let changes = dependencies.service.database.changes { background.append(changes) }
         let pipeline = ConnectionPipeline(
@@ -131,7 +132,7 @@ public enum CremaApplication {
             metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
         return CremaHTTPApplication(
             responder: httpRouter.buildResponder(), logger: logger, services: background + [dependencies.streamHub, customers] + services, host: host,
-            port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, onListening: onListening)
+            port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, clock: dependencies.service.clock, onListening: onListening)
     }
 }
 
@@ -139,6 +140,7 @@ public enum CremaApplication {
 /// on it (an expired key is reclaimed on use); it keeps the table small.
 struct IdempotencyJanitor: Service, CustomStringConvertible {
     let idempotency: IdempotencyRepository
+    let clock: CremaClock
     let logger: Logger
     var description: String { "IdempotencyJanitor" }
 
@@ -152,7 +154,7 @@ struct IdempotencyJanitor: Service, CustomStringConvertible {
                     if Task.isCancelled { break }  // stopping: the prune met a closing pool, not a fault
                     logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(600))
+                try? await clock.sleep(for: .seconds(600))
             }
         }
     }

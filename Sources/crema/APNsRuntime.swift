@@ -1,5 +1,6 @@
 import CremaAPNs
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaServer
@@ -30,11 +31,11 @@ struct APNsRuntime {
             let configuration = APNsSimulatorConfiguration(
                 directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
                 // Any app's topic: tenants add apps while it runs (Apple checks each token's topic; this stands in).
-                bundleIDs: [])
+                bundleIDs: [], clock: .system)
             // Where it listens changes each start; serve publishes it in apns-sim/url once it listens (SimulatorURLFile).
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
             let client = try APNsClient(
-                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger, clock: .system)
             return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
         case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
             let key: APNsSigningKey
@@ -46,7 +47,7 @@ struct APNsRuntime {
             let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
                 ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
             return APNsRuntime(
-                client: try APNsClient(configuration: configuration, logger: logger), signingKey: key, simulator: nil, bundleID: bundleID)
+                client: try APNsClient(configuration: configuration, logger: logger, clock: .system), signingKey: key, simulator: nil, bundleID: bundleID)
         }
     }
 
@@ -57,10 +58,10 @@ struct APNsRuntime {
     /// instance leaves the outbox to one that can reach APNs instead of sending it to its private simulator.
     func keyring(database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, logger: Logger) -> SigningKeyring {
         guard let simulator else {
-            return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger)
+            return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger, clock: .system)
         }
-        guard privateDatabase else { return SigningKeyring(repository: nil, masterKey: nil, logger: logger) }
-        return SigningKeyring(repository: database, masterKey: masterKey, fallback: signingKey, logger: logger, onLoad: { key in
+        guard privateDatabase else { return SigningKeyring(repository: nil, masterKey: nil, logger: logger, clock: .system) }
+        return SigningKeyring(repository: database, masterKey: masterKey, fallback: signingKey, logger: logger, clock: .system, onLoad: { key in
             try? simulator.trust(APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM))
         })
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CremaAPNs
 import CremaAPNsSimulator
+import CremaClock
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -78,7 +79,7 @@ extension Crema {
             }
             let simulator = try await APNsSimulator.start(
                 APNsSimulatorConfiguration(
-                    host: host, port: port, directory: dir, keys: accepted, bundleIDs: Set(bundleID)),
+                    host: host, port: port, directory: dir, keys: accepted, bundleIDs: Set(bundleID), clock: .system),
                 logger: logger)
 
             say("APNs simulator listening on \(simulator.baseURL.absoluteString) (Ctrl-C to stop)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -44,18 +45,18 @@ extension Crema {
             settings.batchSize = batchSize
             settings.workers = workers
             settings.lease = .seconds(leaseSeconds)
-            let changes = ChangeFeed(pool: pool, conninfo: database.conninfo, logger: logger)
+            let changes = ChangeFeed(pool: pool, conninfo: database.conninfo, clock: .system, logger: logger)
             let dispatcher = Dispatcher(
                 store: DeliveryRepository(pool: pool), client: apns.client, keyring: keyring, apnsKeys: keys, changes: changes,
-                configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                configuration: settings, clock: .system, registry: PrometheusCollectorRegistry(), logger: logger)
             let store = CremaDatabase(pool: pool)
             var webhookSettings = WebhookDispatcherConfiguration()
             webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
             let webhooks = try WebhookDispatcher(
                 service: WebhookService.resolvingDNS(
-                    database: store, limits: TenantLimitsDirectory(defaults: configuration.limits, repository: store.limits, now: Date.init),
-                    masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses),
-                changes: changes, configuration: webhookSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+                    database: store, limits: TenantLimitsDirectory(defaults: configuration.limits, repository: store.limits, clock: .system),
+                    masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses, clock: .system),
+                changes: changes, configuration: webhookSettings, clock: .system, registry: PrometheusCollectorRegistry(), logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
                     services: [.init(service: apns.service), .init(service: changes), .init(service: dispatcher), .init(service: webhooks)],

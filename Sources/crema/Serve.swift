@@ -1,4 +1,5 @@
 import ArgumentParser
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -41,7 +42,7 @@ extension Crema {
             var customerTokens: CustomerTokenVerifier?
             if let settings = configuration.customerTokens {
                 do {
-                    customerTokens = try await CustomerTokenVerifier(settings)
+                    customerTokens = try await CustomerTokenVerifier(settings, clock: .system)
                 } catch {
                     throw RuntimeError.configuration("CREMA_CUSTOMER_JWT_KEYS has an es256 key that is not a PEM P-256 public key")
                 }
@@ -65,9 +66,10 @@ extension Crema {
             let migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
             _ = try await pool.withConnection { connection in try await migrator.migrate(on: connection) }
             // The process's one LISTEN connection; the stream hub and the dispatcher are woken through it.
-            let changes = ChangeFeed(pool: pool, conninfo: conninfo, logger: logger)
+            let changes = ChangeFeed(pool: pool, conninfo: conninfo, clock: .system, logger: logger)
             let service = OrderService(
-                database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID, limits: configuration.limits)
+                database: CremaDatabase(pool: pool, changes: changes), defaultBundleID: configuration.apns.bundleID, limits: configuration.limits,
+                clock: .system)
 
             let masterKey = try Runtime.masterKey(configuration, privateDatabase: cluster != nil)
             var keys = configuration.apiKeys
@@ -95,11 +97,12 @@ extension Crema {
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
-                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, now: service.clock, logger: logger))
+                pool: pool, service: service, migrator: migrator, keys: keys, streamHub: StreamHub(changes: changes, stream: service.database.stream, clock: service.clock, logger: logger))
             dependencies.customerTokens = customerTokens
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
+            dependencies.admin = AdminService(database: service.database, masterKey: masterKey, clock: service.clock)
             dependencies.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses)
+                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: configuration.webhookAllowsPrivateAddresses,
+                clock: service.clock)
             let keyring = apns.keyring(
                 database: service.database.apnsKeys, masterKey: masterKey, privateDatabase: cluster != nil, logger: logger)
             dependencies.apnsKeysChanged = {
@@ -107,15 +110,15 @@ extension Crema {
             }
             let dispatcher = Dispatcher(
                 store: service.database.deliveries, client: apns.client, keyring: keyring, apnsKeys: service.database.apnsKeys, changes: changes,
-                registry: dependencies.registry, logger: logger)
+                clock: service.clock, registry: dependencies.registry, logger: logger)
             // Closes overdue orders and removes personal data past CREMA_RETENTION_DAYS; safe beside other processes.
             let sweeper = LifecycleSweeper(
-                service: service, retentionDays: configuration.retentionDays, registry: dependencies.registry, logger: logger)
+                service: service, retentionDays: configuration.retentionDays, clock: service.clock, registry: dependencies.registry, logger: logger)
             // Webhooks go out apart from pushes, so no receiver can slow a push (docs/webhooks.md).
             var webhookSettings = WebhookDispatcherConfiguration()
             webhookSettings.trustRootsPEMFile = configuration.webhookCAFile
             let webhookDispatcher = try WebhookDispatcher(
-                service: dependencies.webhooks, changes: changes, configuration: webhookSettings, registry: dependencies.registry, logger: logger)
+                service: dependencies.webhooks, changes: changes, configuration: webhookSettings, clock: service.clock, registry: dependencies.registry, logger: logger)
             let urlFile = apns.simulatorURLFile(dataDirectory: configuration.embeddedDirectory, privateDatabase: cluster != nil)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits,

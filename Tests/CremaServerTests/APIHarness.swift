@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -30,10 +31,10 @@ struct APIHarness {
     }
 
     static func dependencies(pool: PostgresPool, changes: ChangeFeed? = nil) throws -> CremaApplication.Dependencies {
-        let service = OrderService(database: CremaDatabase(pool: pool, changes: changes))
+        let service = OrderService(database: CremaDatabase(pool: pool, changes: changes), clock: .system)
         var dependencies = CremaApplication.Dependencies(
             pool: pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: apiKeys)
-        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey))
+        dependencies.admin = AdminService(database: service.database, masterKey: try MasterKey(base64: masterKey), clock: service.clock)
         return dependencies
     }
 

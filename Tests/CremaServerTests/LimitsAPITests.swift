@@ -130,7 +130,7 @@ import Testing
             let service = OrderService(
                 database: CremaDatabase(pool: db.pool),
                 limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 2, burst: 3)!)),
-                now: { clock.now })
+                clock: clock.crema)
             let dependencies = CremaApplication.Dependencies(
                 pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
@@ -144,7 +144,7 @@ import Testing
                 // Another key has its own allowance; an unauthenticated request is not counted against anyone.
                 #expect(try await api.send(.get, "/v1/orders", as: .barista).status != .tooManyRequests)
                 #expect(try await api.send(.get, "/v1/orders").status == .unauthorized)
-                clock.advance(0.5)
+                await clock.advance(0.5)
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status != .tooManyRequests)
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status == .tooManyRequests)
                 let metrics = try await api.send(.get, "/metrics")

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaPostgres
 @testable import CremaServer
@@ -52,7 +53,8 @@ import Testing
         let clock = Mutex(Date())
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
         var dependencies = try APIHarness.dependencies(pool: pool)
-        dependencies.service = OrderService(database: dependencies.service.database, now: { clock.withLock { $0 } })
+        dependencies.service = OrderService(
+            database: dependencies.service.database, clock: CremaClock(now: { clock.withLock { $0 } }, sleep: { try await CremaClock.system.sleep(for: $0) }))
         let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
         try await app.test(.router) { client in
             let api = APIClient(client: client)

@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import AsyncHTTPClient
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -98,7 +99,7 @@ import Testing
     @Test func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
-            let store = OrderService(database: CremaDatabase(pool: h.db.pool))
+            let store = OrderService(database: CremaDatabase(pool: h.db.pool), clock: .system)
             // An older transaction with an id (as an order change that took a lower cursor and has not committed)
             // holds back what commits after it, so a cursor can never pass a number that may still appear.
             let heldBack = try await h.db.pool.withTransaction { connection in
@@ -163,7 +164,7 @@ import Testing
             // A second application with its own pool and change feed on the same database: another `crema` process.
             let pool = PostgresPool(.init(conninfo: h.db.conninfo, maxConnections: 2))
             let other = CremaApplication.build(
-                try APIHarness.dependencies(pool: pool, changes: ChangeFeed(pool: pool, conninfo: nil, logger: Logger(label: "other"))),
+                try APIHarness.dependencies(pool: pool, changes: ChangeFeed(pool: pool, conninfo: nil, clock: .system, logger: Logger(label: "other"))),
                 host: "127.0.0.1", port: 0, logger: Logger(label: "other"))
             let id = try await other.test(.router) { client in try await APIClient(client: client).placeOrder() }
             _ = try await stream.waitFor { $0.order(id) != nil }
@@ -221,11 +222,11 @@ struct StreamHarness: Sendable {
         _ body: @escaping @Sendable (StreamHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(label) { db in
-            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "test"))
+            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "test"))
             var dependencies = try APIHarness.dependencies(pool: db.pool, changes: changes)
             dependencies.streamHeartbeat = heartbeat
             let hub = StreamHub(
-                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, logger: Logger(label: "test"))
+                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, clock: .system, logger: Logger(label: "test"))
             dependencies.streamHub = hub
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {

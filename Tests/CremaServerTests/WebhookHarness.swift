@@ -1,4 +1,5 @@
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -12,9 +13,9 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 
-/// The application with a webhook dispatcher on a clock the test moves, a fresh database, and real receivers
-/// (`WebhookReceiver`, HTTP or HTTPS on 127.0.0.1). Registration may allow private addresses (the receivers are on
-/// loopback) while sending refuses them, to show the check at send time.
+/// The application with a webhook dispatcher on a clock the test moves (its poll fallback and maintenance tick too), a
+/// fresh database, and real receivers (`WebhookReceiver`, HTTP or HTTPS on 127.0.0.1). Registration may allow private
+/// addresses (the receivers are on loopback) while sending refuses them, to show the check at send time.
 struct WebhookHarness: Sendable {
     let api: APIClient
     let db: TestDatabase
@@ -28,32 +29,34 @@ struct WebhookHarness: Sendable {
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-hooks-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let certificate = try SimulatorCertificate.loadOrCreate(directory: directory.path)
+        let certificate = try SimulatorCertificate.loadOrCreate(directory: directory.path, now: Date())
         let clock = TestClock(Date())
         let logger = Logger(label: "test")
         try await TestDatabase.with(label) { db in
-            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: logger)
-            let service = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), now: { clock.now })
+            // The feed's announcement window is real time: it only spaces out NOTIFYs (see DeliveryHarness).
+            let changes = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: logger)
+            let service = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), clock: clock.crema)
             let masterKey = try MasterKey(base64: APIHarness.masterKey)
             var policy = WebhookPolicy()
             policy.requestTimeout = requestTimeout
             var dependencies = CremaApplication.Dependencies(
                 pool: db.pool, service: service, migrator: Migrator(migrations: try CremaMigrations.all()), keys: APIHarness.apiKeys)
-            dependencies.admin = AdminService(database: service.database, masterKey: masterKey)
+            dependencies.admin = AdminService(database: service.database, masterKey: masterKey, clock: service.clock)
             dependencies.webhooks = WebhookService.resolvingDNS(
-                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, now: { clock.now })
+                database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: registersPrivate, policy: policy, clock: clock.crema)
             var settings = WebhookDispatcherConfiguration()
             settings.policy = policy
-            settings.pollInterval = .milliseconds(50)
+            // A microsecond of the harness's clock: any move of the clock wakes an idle dispatcher (`eventually` moves it
+            // by that much per look, as waiting would).
+            settings.pollInterval = .microseconds(1)
             settings.maintenanceInterval = .milliseconds(100)
             settings.trustRootsPEMFile = certificate.caFile
-            settings.now = { clock.now }
             // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
             settings.random = { 1 }
             let dispatcher = try WebhookDispatcher(
                 service: WebhookService.resolvingDNS(
-                    database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, now: { clock.now }),
-                changes: changes, configuration: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                    database: service.database, limits: service.limits, masterKey: masterKey, allowsPrivateAddresses: sendsToPrivate, policy: policy, clock: clock.crema),
+                changes: changes, configuration: settings, clock: clock.crema, registry: PrometheusCollectorRegistry(), logger: logger)
             let running = Task { try await dispatcher.run() }
             defer { running.cancel() }
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
@@ -111,11 +114,14 @@ struct WebhookHarness: Sendable {
             "SELECT count(*) FROM webhook_deliveries WHERE state = 'inflight' OR (state = 'pending' AND run_at <= \(clock.now))", as: Int.self) == 0
     }
 
-    /// Waits (up to `deadline` of real time, polling) until `condition` holds; false if it never does.
+    /// Waits (up to `deadline` of real time, polling) until `condition` holds; false if it never does. Each look moves
+    /// the harness's clock by the dispatcher's poll interval (a microsecond), as waiting would: a dispatcher that went
+    /// to sleep just after the test moved the clock finds what became due.
     func eventually(_ deadline: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
             if try await condition() { return true }
+            await clock.advance(0.000_001)
             try await Task.sleep(for: .milliseconds(25))
         }
         return try await condition()

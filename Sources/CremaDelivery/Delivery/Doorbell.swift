@@ -1,7 +1,11 @@
+import CremaClock
+
 /// Wakes idle dispatcher workers: rung on every order change and every finished send, waited on with a timeout (the
 /// poll fallback). A ring with nobody waiting is remembered once, so a notification that arrives mid-batch is never
 /// lost.
 actor Doorbell {
+    /// Times the waits: the dispatcher's clock.
+    private let clock: CremaClock
     private struct Waiter {
         var continuation: CheckedContinuation<Void, Never>
         var timer: Task<Void, Never>
@@ -10,6 +14,10 @@ actor Doorbell {
     private var waiters: [Int: Waiter] = [:]
     private var next = 0
     private var rung = false
+
+    init(clock: CremaClock) {
+        self.clock = clock
+    }
 
     func ring() {
         guard !waiters.isEmpty else {
@@ -39,8 +47,9 @@ actor Doorbell {
                     continuation.resume()
                     return
                 }
+                let clock = self.clock
                 let timer = Task {
-                    try? await Task.sleep(for: timeout)
+                    try? await clock.sleep(for: timeout)
                     self.release(id)
                 }
                 waiters[id] = Waiter(continuation: continuation, timer: timer)

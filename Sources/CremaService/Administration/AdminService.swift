@@ -1,8 +1,9 @@
 public import CremaAPI
 import CremaAPNs
+public import CremaClock
 import CremaCore
 public import CremaStore
-public import Foundation
+import Foundation
 
 /// Tenants, apps, APNs keys and API keys (docs/tenants.md): what the admin routes and `crema admin` both call, so
 /// the HTTP API and the command line validate, seal and hash the same way.
@@ -10,14 +11,14 @@ public struct AdminService: Sendable {
     public let database: CremaDatabase
     /// Seals `.p8` keys stored in the database; nil: only keys given as file paths can be added.
     public let masterKey: MasterKey?
-    private let now: @Sendable () -> Date
+    let clock: CremaClock
 
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, masterKey: MasterKey?, clock: CremaClock
     ) {
         self.database = database
         self.masterKey = masterKey
-        self.now = now
+        self.clock = clock
     }
 
     // MARK: - Tenants and apps
@@ -98,13 +99,13 @@ public struct AdminService: Sendable {
             }
             guard role != .admin else { throw APIError.invalidField(field: "stores", reason: "an admin key administers the whole tenant") }
         }
-        if let expiry = request.expiresAt, expiry <= now() {
+        if let expiry = request.expiresAt, expiry <= clock.now {
             throw APIError.invalidField(field: "expires_at", reason: "must be in the future")
         }
         let secret = APIKeySecret.generate()
         let stored = StoredAPIKey(
             id: secret.id, tenant: tenant, role: role, stores: request.stores.map { Array(Set($0)).sorted() },
-            hash: APIKeySecret.hash(secret.presented), createdAt: now(), expiresAt: request.expiresAt, revokedAt: nil,
+            hash: APIKeySecret.hash(secret.presented), createdAt: clock.now, expiresAt: request.expiresAt, revokedAt: nil,
             rotatedFrom: rotatedFrom)
         try await database.apiKeys.insert(stored)
         return (stored, secret.presented)
@@ -116,7 +117,7 @@ public struct AdminService: Sendable {
             throw APIError.unknownAPIKey(id)
         }
         guard old.revokedAt == nil else { throw APIError.apiKeyRevoked }
-        if let expiry = old.expiresAt, expiry <= now() {
+        if let expiry = old.expiresAt, expiry <= clock.now {
             throw APIError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
         }
         return try await issueAPIKey(

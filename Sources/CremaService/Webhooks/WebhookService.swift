@@ -1,4 +1,5 @@
 public import CremaAPI
+public import CremaClock
 public import CremaCore
 public import CremaStore
 public import Foundation
@@ -15,12 +16,12 @@ public struct WebhookService: Sendable {
     public let limits: TenantLimitsDirectory
     /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
     private let resolve: @Sendable (String) async throws -> [[UInt8]]
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
     private let makeID: @Sendable () -> UUID
 
     public init(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], now: @escaping @Sendable () -> Date = Date.init,
+        policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], clock: CremaClock,
         makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
@@ -29,7 +30,7 @@ public struct WebhookService: Sendable {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.policy = policy
         self.resolve = resolve
-        self.now = now
+        self.clock = clock
         self.makeID = makeID
     }
 
@@ -63,7 +64,7 @@ public struct WebhookService: Sendable {
         let secret = WebhookSecret.generate()
         let endpoint = StoredWebhookEndpoint(
             tenant: scope.tenant, id: id, url: url.description, events: events, stores: scope.sortedStores,
-            sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: now())
+            sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: clock.now)
         try await database.webhooks.insert(endpoint, limit: try await limits.limits(for: scope.tenant).webhooks)
         return (endpoint, secret)
     }
@@ -99,7 +100,7 @@ public struct WebhookService: Sendable {
     }
 
     public func replay(delivery: Int64, endpoint: UUID, in scope: TenantScope) async throws -> WebhookDeliveryRecord {
-        switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: now()) {
+        switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: clock.now) {
         case .replayed(let record): return record
         case .unknownDelivery:
             throw try await database.webhooks.endpoint(id: endpoint, in: scope) == nil ? APIError.unknownWebhook : APIError.unknownWebhookDelivery
