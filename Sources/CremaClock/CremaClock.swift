@@ -24,7 +24,7 @@ public struct CremaClock: Sendable {
     public func sleep(until deadline: Date) async throws {
         let left = deadline.timeIntervalSince(now)
         guard left > 0 else { return try Task.checkCancellation() }
-        try await wait(.milliseconds(Int64((left * 1000).rounded(.up))))
+        try await wait(.nanoseconds(Int64((left * 1e9).rounded(.up))))
     }
 
     /// The real clock: the machine's wall time and a monotonic sleep. The only `Date()` and the only real sleep in

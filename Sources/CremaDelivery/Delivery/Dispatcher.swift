@@ -126,8 +126,11 @@ public struct Dispatcher: Service, CustomStringConvertible {
                         for result in done { metrics.record(result) }
                     }
                     var claimedAll = false
+                    // The poll fallback counts from the claim's time: a row the claim found not yet due is looked
+                    // for again a poll interval after that, however long the claim took.
+                    let claimedAt = clock.now
                     if !stopping, let limit = window.claimLimit {
-                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: clock.now)
+                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt)
                         window.started(batch.count)
                         for delivery in batch {
                             group.addTask {
@@ -143,7 +146,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     }
                     // Sleep only when nothing came back and the outbox had no more for us; a finished send, an order
                     // change or graceful shutdown rings the doorbell.
-                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
+                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) }
                 } catch {
                     // A statement interrupted by shutdown is not an outage.
                     if Task.isCancelled { break }

@@ -75,11 +75,13 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let room = configuration.capacity - inFlight.count.withLock { $0 }
                 var claimedAll = false
+                // The poll fallback counts from the claim's time (see `Dispatcher.work`).
+                let claimedAt = clock.now
                 if room > 0 {
                     do {
                         let claimed = try await store.claim(
                             limit: room, perEndpoint: configuration.policy.inFlightPerEndpoint, perTenant: configuration.tenantShare,
-                            lease: configuration.policy.lease, now: clock.now)
+                            lease: configuration.policy.lease, now: claimedAt)
                         if failing {
                             logger.info("webhook dispatcher reconnected to the database")
                             failing = false
@@ -100,7 +102,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
                         failing = true
                     }
                 }
-                if !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
+                if !claimedAll { await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) }
             }
         }
     }
