@@ -25,7 +25,7 @@ struct WebhookHarness: Sendable {
 
     static func run(
         _ label: String = #function, registersPrivate: Bool = true, sendsToPrivate: Bool = true, requestTimeout: Double = 10,
-        _ body: @escaping @Sendable (WebhookHarness) async throws -> Void
+        maintenanceInterval: Duration = .milliseconds(100), _ body: @escaping @Sendable (WebhookHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-hooks-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -49,7 +49,7 @@ struct WebhookHarness: Sendable {
             // A microsecond of the harness's clock: any move of the clock wakes an idle dispatcher (`eventually` moves it
             // by that much per look, as waiting would).
             settings.pollInterval = .microseconds(1)
-            settings.maintenanceInterval = .milliseconds(100)
+            settings.maintenanceInterval = maintenanceInterval
             settings.trustRootsPEMFile = certificate.caFile
             // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
             settings.random = { 1 }

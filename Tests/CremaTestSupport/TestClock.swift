@@ -20,7 +20,8 @@ public final class TestClock: Sendable {
     private struct State {
         var elapsed: Duration = .zero
         var sleepsBegun = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiter = 0
     }
 
     public init(_ start: Date) {
@@ -51,16 +52,45 @@ public final class TestClock: Sendable {
     /// The number of sleeps begun on this clock so far.
     public var sleepsBegun: Int { state.withLock { $0.sleepsBegun } }
 
-    /// Returns once `count` sleeps have begun on this clock: after an `advance`, waiting for one more sleep than before
-    /// it is how a test knows a woken loop has done its round and parked again.
-    public func waitForSleeps(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.sleepsBegun >= count { return true }
-                state.waiters.append((count, continuation))
+    /// True once `count` sleeps have begun on this clock, false if they have not within `limit` of real time (a loop
+    /// that never sleeps on this clock fails the test instead of hanging it): after an `advance`, waiting for one more
+    /// sleep than before it is how a test knows a woken loop has done its round and parked again.
+    public func waitForSleeps(_ count: Int, within limit: Duration = .seconds(30)) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.sleepsReached(count)
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
                 return false
             }
-            if ready { continuation.resume() }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Returns once `count` sleeps have begun, or when the task is cancelled.
+    private func sleepsReached(_ count: Int) async {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if state.sleepsBegun >= count || Task.isCancelled { return true }
+                    state.waiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0).continuation }
+            }
+            waiter?.resume()
         }
     }
 
