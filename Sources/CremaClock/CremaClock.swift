@@ -27,7 +27,7 @@ public struct CremaClock: Sendable {
         try await wait(.nanoseconds(Int64((left * 1e9).rounded(.up))))
     }
 
-    /// The real clock: the machine's wall time and a monotonic sleep. The only `Date()` and the only real sleep in
-    /// Crema's libraries.
+    /// The real clock: the machine's wall time and a monotonic sleep. The only `Date()` in Crema's libraries, and
+    /// their only real sleep but for two I/O deadlines (the pool's acquire timeout, a webhook attempt's deadline).
     public static let system = CremaClock(now: { Date() }, sleep: { try await Task.sleep(for: $0, clock: .continuous) })
 }
