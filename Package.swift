@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         // Customer tokens: the brand's backend signs a short-lived JWT (ES256 or HS256) that Crema verifies.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.0.0"),
+        // Tests only: a virtual clock the tests advance, so the worker loops run on virtual time.
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
     targets: [
         // MARK: - The app's wire types: Foundation only, compiles for iOS (no server dependency ever).
@@ -67,6 +69,8 @@ let package = Package(
         ),
         // Calendar arithmetic for timestamp text, shared by the API's wire format and the driver: no dependencies.
         .target(name: "CremaCivilTime", swiftSettings: swiftSettings),
+        // The one injected clock (wall time and sleep), so no library reads the time or sleeps on its own.
+        .target(name: "CremaClock", swiftSettings: swiftSettings),
 
         // MARK: - Pure domain core: no I/O. It depends on the app's wire types it projects into and on the APNs protocol.
         .target(name: "CremaCore", dependencies: ["CremaActivityModels", "CremaAPNsProtocol"], swiftSettings: swiftSettings),
@@ -99,7 +103,7 @@ let package = Package(
         .target(
             name: "CremaStore",
             dependencies: [
-                "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
+                "CremaClock", "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -110,7 +114,7 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres",
+                "CremaAPI", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -120,7 +124,7 @@ let package = Package(
         .target(
             name: "CremaAPNs",
             dependencies: [
-                "CremaAPNsKey", "CremaAPNsProtocol",
+                "CremaAPNsKey", "CremaAPNsProtocol", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -136,7 +140,7 @@ let package = Package(
         .target(
             name: "CremaAPNsSimulator",
             dependencies: [
-                "CremaAPNsProtocol",
+                "CremaAPNsProtocol", "CremaClock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -157,7 +161,8 @@ let package = Package(
         .target(
             name: "CremaDelivery",
             dependencies: [
-                "CremaAPI", "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaPostgres", "CremaService", "CremaStore",
+                "CremaAPI", "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaPostgres",
+                "CremaService", "CremaStore", "CremaClock",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -183,7 +188,7 @@ let package = Package(
         .target(
             name: "CremaRuntime",
             dependencies: [
-                "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
+                "CremaAPNs", "CremaAPNsKey", "CremaClock", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
                 "CremaSettings", "CremaStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -197,7 +202,7 @@ let package = Package(
             name: "CremaServer",
             dependencies: [
                 "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
-                "CremaSettings",
+                "CremaSettings", "CremaClock",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -223,8 +228,9 @@ let package = Package(
         .executableTarget(
             name: "crema",
             dependencies: [
-                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaPostgres", "CremaStore", "CremaAPNs", "CremaAPNsKey",
-                "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore", "CremaAPI",
+                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaPostgres",
+                "CremaStore", "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
+                "CremaAPI", "CremaClock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -251,7 +257,9 @@ let package = Package(
         .target(
             name: "CremaTestSupport",
             dependencies: [
-                "CremaPostgres", "CremaStore",
+                "CremaPostgres", "CremaStore", "CremaClock",
+                // The virtual clock under the tests' CremaClock.
+                .product(name: "Clocks", package: "swift-clocks"),
                 // The webhook receiver the tests run (HTTP and HTTPS).
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -297,7 +305,8 @@ let package = Package(
         .testTarget(
             name: "CremaStoreTests",
             dependencies: [
-                "CremaStore", "CremaService", "CremaCore", "CremaActivityModels", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                "CremaStore", "CremaService", "CremaCore", "CremaActivityModels", "CremaAPNsProtocol", "CremaPostgres",
+                "CremaTestSupport", "CremaClock",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -305,7 +314,7 @@ let package = Package(
         .testTarget(
             name: "CremaAPNsTests",
             dependencies: [
-                "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore",
+                "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator", "CremaAPNsProtocol", "CremaCore", "CremaClock",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -324,8 +333,9 @@ let package = Package(
         .testTarget(
             name: "CremaServerTests",
             dependencies: [
-                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaAPI", "CremaStore", "CremaCore",
-                "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport", "CremaAPNs", "CremaAPNsKey", "CremaAPNsSimulator",
+                "CremaServer", "CremaRuntime", "CremaSettings", "CremaDelivery", "CremaService", "CremaAPI",
+                "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport", "CremaAPNs",
+                "CremaAPNsKey", "CremaAPNsSimulator", "CremaClock",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

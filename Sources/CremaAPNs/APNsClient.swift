@@ -1,6 +1,7 @@
 public import CremaAPNsKey
 public import CremaAPNsProtocol
-public import Foundation
+public import CremaClock
+import Foundation
 public import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -19,11 +20,12 @@ public final class APNsClient: Sendable {
     private let endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>]
     private let logger: Logger
 
-    /// Builds the client; `now` is the clock provider tokens are dated and aged by (tests inject one).
+    /// Builds the client; `clock` dates and ages provider tokens and spaces out reconnection attempts (tests inject
+    /// one).
     public init(
         configuration: APNsClientConfiguration,
         logger: Logger,
-        now: @escaping @Sendable () -> Date
+        clock: CremaClock
     ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
@@ -35,9 +37,9 @@ public final class APNsClient: Sendable {
         }
         let connector = APNsConnector(
             sslContext: try NIOSSLContext(configuration: tls), group: MultiThreadedEventLoopGroup.singleton,
-            connectTimeout: configuration.connectTimeout, retriesFailedConnections: configuration.retriesFailedConnections)
+            connectTimeout: configuration.connectTimeout, retriesFailedConnections: configuration.retriesFailedConnections, clock: clock)
         self.keyring = ProviderTokenKeyring(
-            lifetime: configuration.tokenLifetime, now: now,
+            lifetime: configuration.tokenLifetime, now: { clock.now },
             connect: { _ in APNsKeyConnections(connector: connector) },
             // An idle key's connections have nothing in flight; closing them needs no one to wait.
             release: { $0.close() })
@@ -48,10 +50,6 @@ public final class APNsClient: Sendable {
         self.endpoints = endpoints
         self.configuration = configuration
         self.logger = logger
-    }
-
-    public convenience init(configuration: APNsClientConfiguration, logger: Logger) throws {
-        try self.init(configuration: configuration, logger: logger, now: { Date() })
     }
 
     /// Sends one push signed with `key` (the JWT of that key, reused for its lifetime) and returns APNs' answer.

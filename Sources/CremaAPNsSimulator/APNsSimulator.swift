@@ -1,3 +1,4 @@
+import CremaClock
 public import Foundation
 public import Logging
 import NIOCore
@@ -36,12 +37,13 @@ public final class APNsSimulator: Sendable {
     /// Loads or creates the certificate in `configuration.directory` and starts listening.
     public static func start(_ configuration: APNsSimulatorConfiguration, logger: Logger) async throws -> APNsSimulator
     {
-        let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory)
+        let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory, now: configuration.clock.now)
         let verifier = try ProviderTokenVerifier(keys: configuration.keys)
         let core = SimulatorCore(
             validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs),
             verifier: verifier,
             maxRecords: configuration.maxRecords,
+            clock: configuration.clock,
             logger: logger)
 
         let sslContext: NIOSSLContext

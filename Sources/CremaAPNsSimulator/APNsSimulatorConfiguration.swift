@@ -1,3 +1,5 @@
+public import CremaClock
+
 /// How an ``APNsSimulator`` listens and which provider tokens and topics it accepts, so tests and demos can
 /// run Crema's real delivery path without Apple.
 public struct APNsSimulatorConfiguration: Sendable {
@@ -14,6 +16,8 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var bundleIDs: Set<String>
     /// Oldest records are dropped beyond this many.
     public var maxRecords: Int = 100_000
+    /// When requests arrive and provider tokens are judged, and what the certificate's validity is checked against.
+    public var clock: CremaClock
 
     public init(
         host: String = "127.0.0.1",
@@ -21,7 +25,8 @@ public struct APNsSimulatorConfiguration: Sendable {
         directory: String,
         keys: [APNsSimulatorKey],
         bundleIDs: Set<String> = [],
-        maxRecords: Int = 100_000
+        maxRecords: Int = 100_000,
+        clock: CremaClock
     ) {
         self.host = host
         self.port = port
@@ -29,5 +34,6 @@ public struct APNsSimulatorConfiguration: Sendable {
         self.keys = keys
         self.bundleIDs = bundleIDs
         self.maxRecords = maxRecords
+        self.clock = clock
     }
 }

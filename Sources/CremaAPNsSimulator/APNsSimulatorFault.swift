@@ -38,8 +38,15 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         let type = try container.decode(String.self, forKey: .type)
         switch type {
         case "unregistered":
-            let milliseconds =
-                try container.decodeIfPresent(Double.self, forKey: .since) ?? Date().timeIntervalSince1970 * 1000
+            // Without `since`, the token was retired when the fault was posted: the decoder's `now`, the simulator's
+            // clock.
+            guard
+                let milliseconds = try container.decodeIfPresent(Double.self, forKey: .since)
+                    ?? (decoder.userInfo[Self.now] as? Date).map({ $0.timeIntervalSince1970 * 1000 })
+            else {
+                throw DecodingError.keyNotFound(
+                    CodingKeys.since, .init(codingPath: container.codingPath, debugDescription: "no since, and no decoder clock"))
+            }
             self = .unregistered(
                 token: try container.decode(String.self, forKey: .token),
                 since: Date(timeIntervalSince1970: milliseconds / 1000))
@@ -101,4 +108,9 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
             try container.encode(count, forKey: .count)
         }
     }
+}
+
+extension APNsSimulatorFault {
+    /// The decoder's `userInfo` key for the time an `unregistered` fault without `since` is dated at.
+    static let now = CodingUserInfoKey(rawValue: "crema.simulator.now")!
 }

@@ -1,3 +1,4 @@
+import CremaClock
 import Foundation
 
 /// The simulator's own HTTP API under `/sim/` (no JWT, HTTP/1.1 or HTTP/2), so scripts and `curl` can read
@@ -27,7 +28,9 @@ struct ControlAPI {
             return encoded(200, core.faults())
         case ("POST", "/sim/faults"):
             do {
-                let fault = try JSONDecoder().decode(APNsSimulatorFault.self, from: exchange.body)
+                let decoder = JSONDecoder()
+                decoder.userInfo[APNsSimulatorFault.now] = core.clock.now
+                let fault = try decoder.decode(APNsSimulatorFault.self, from: exchange.body)
                 core.inject(fault)
                 return encoded(201, core.faults())
             } catch {

@@ -12,7 +12,7 @@ public struct SimulatorCertificate: Sendable {
 
     /// Reuses the folder's certificate when it is readable, matches its key and stays valid for at least a
     /// day; otherwise writes a new one (valid for a year).
-    public static func loadOrCreate(directory: String, now: Date = Date()) throws(APNsSimulatorError) -> SimulatorCertificate {
+    public static func loadOrCreate(directory: String, now: Date) throws(APNsSimulatorError) -> SimulatorCertificate {
         let folder = URL(fileURLWithPath: directory)
         let caFile = folder.appendingPathComponent("ca.pem").path
         let keyFile = folder.appendingPathComponent("key.pem").path

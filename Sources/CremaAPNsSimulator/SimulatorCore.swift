@@ -1,3 +1,4 @@
+import CremaClock
 import Foundation
 import Logging
 import Synchronization
@@ -49,13 +50,16 @@ final class SimulatorCore: Sendable {
     let validator: APNsRequestValidator
     let verifier: ProviderTokenVerifier
     let maxRecords: Int
+    /// Stamps each request's arrival (and so judges its provider token).
+    let clock: CremaClock
     let logger: Logger
     private let state = Mutex(State())
 
-    init(validator: APNsRequestValidator, verifier: ProviderTokenVerifier, maxRecords: Int, logger: Logger) {
+    init(validator: APNsRequestValidator, verifier: ProviderTokenVerifier, maxRecords: Int, clock: CremaClock, logger: Logger) {
         self.validator = validator
         self.verifier = verifier
         self.maxRecords = max(1, maxRecords)
+        self.clock = clock
         self.logger = logger
     }
 

@@ -1,3 +1,4 @@
+import CremaClock
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -45,7 +46,7 @@ final class SimulatorHandler: ChannelInboundHandler {
                 uri: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) },
                 body: Data(buffer: body),
-                receivedAt: Date())
+                receivedAt: core.clock.now)
             let reply = core.handle(exchange, connection: connection)
             guard case .respond(_, _, _, let wait?, _) = reply else {
                 perform(reply, for: head, context: context)

@@ -107,6 +107,8 @@ public actor PostgresPool {
         case .wait:
             // No suspension point until the continuation is stored: a hand-over to `id` always finds it.
             let timeout = configuration.acquireTimeout
+            // Real monotonic time, not Crema's injected clock: the driver knows no clock, and this is an I/O deadline
+            // (how long a caller waits for a connection), not a worker's wait.
             let timer = Task { [weak self] in
                 try await Task.sleep(for: timeout)
                 await self?.timedOut(id)

@@ -1,6 +1,7 @@
 public import CremaAPNs
 public import CremaAPNsKey
 public import CremaAPNsSimulator
+public import CremaClock
 import CremaCore
 public import CremaDelivery
 public import CremaService
@@ -30,7 +31,7 @@ public struct APNsRuntime: Sendable {
     public static let simulatorKeyID = "CREMASIM01"
     public static let simulatorTeamID = "CREMATEAM1"
 
-    public static func start(_ settings: APNsSettings, dataDirectory: URL, logger: Logger) async throws -> APNsRuntime {
+    public static func start(_ settings: APNsSettings, dataDirectory: URL, clock: CremaClock, logger: Logger) async throws -> APNsRuntime {
         switch settings {
         case .simulator(let bundleID):
             let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
@@ -39,11 +40,11 @@ public struct APNsRuntime: Sendable {
             let configuration = APNsSimulatorConfiguration(
                 directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
                 // Any app's topic: tenants add apps while it runs (Apple checks each token's topic; this stands in).
-                bundleIDs: [])
+                bundleIDs: [], clock: clock)
             // Where it listens changes each start; serve publishes it in apns-sim/url once it listens (SimulatorURLFile).
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
             let client = try APNsClient(
-                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger)
+                configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger, clock: clock)
             return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
         case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
             let key: APNsSigningKey
@@ -55,7 +56,7 @@ public struct APNsRuntime: Sendable {
             let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
                 ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
             return APNsRuntime(
-                client: try APNsClient(configuration: configuration, logger: logger), signingKey: key, simulator: nil, bundleID: bundleID)
+                client: try APNsClient(configuration: configuration, logger: logger, clock: clock), signingKey: key, simulator: nil, bundleID: bundleID)
         }
     }
 
@@ -64,12 +65,14 @@ public struct APNsRuntime: Sendable {
     /// database: the simulator's key for every app without one, and the database's keys, which the simulator is
     /// told to trust as Apple would. With the built-in simulator and a shared database: nothing at all, so this
     /// instance leaves the outbox to one that can reach APNs instead of sending it to its private simulator.
-    public func keyring(database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, logger: Logger) -> SigningKeyring {
+    public func keyring(
+        database: APNsKeyRepository, masterKey: MasterKey?, privateDatabase: Bool, clock: CremaClock, logger: Logger
+    ) -> SigningKeyring {
         guard let simulator else {
-            return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger)
+            return SigningKeyring(repository: database, masterKey: masterKey, configured: [bundleID: signingKey], logger: logger, clock: clock)
         }
-        guard privateDatabase else { return SigningKeyring(repository: nil, masterKey: nil, logger: logger) }
-        return SigningKeyring(repository: database, masterKey: masterKey, fallback: signingKey, logger: logger, onLoad: { key in
+        guard privateDatabase else { return SigningKeyring(repository: nil, masterKey: nil, logger: logger, clock: clock) }
+        return SigningKeyring(repository: database, masterKey: masterKey, fallback: signingKey, logger: logger, clock: clock, onLoad: { key in
             try? simulator.trust(APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM))
         })
     }

@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaCore
 public import CremaDelivery
 public import CremaPostgres
@@ -43,8 +44,8 @@ public struct CremaProcess: Sendable {
         public var workers: Workers
         public var logger: Logger
         public var registry = PrometheusCollectorRegistry()
-        /// The process's clock: the domain's `now` and every worker's.
-        public var now: @Sendable () -> Date = Date.init
+        /// The process's one clock: the domain's `now`, and every worker's sleeps.
+        public var clock = CremaClock.system
         public var makeID: @Sendable () -> UUID = UUID.init
         /// Where pushes go and what they are signed with; nil sends none (the `.pushes` worker is then left out).
         public var apns: APNsRuntime?
@@ -95,28 +96,30 @@ public struct CremaProcess: Sendable {
         self.setup = setup
         let logger = setup.logger
         migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
-        let changes = ChangeFeed(pool: setup.pool, conninfo: setup.conninfo, logger: logger)
+        // The feed's few milliseconds of batching are I/O timing, not time the domain sees: real time, even in a test.
+        let changes = ChangeFeed(pool: setup.pool, conninfo: setup.conninfo, clock: .system, logger: logger)
         let database = CremaDatabase(pool: setup.pool, changes: changes)
         let service = OrderService(
-            database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, now: setup.now, makeID: setup.makeID)
+            database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, clock: setup.clock, makeID: setup.makeID)
         self.changes = changes
         self.service = service
-        admin = AdminService(database: database, masterKey: setup.masterKey, now: setup.now)
+        // One gate for every administrative and webhook POST of the process, so their duplicates meet in one place.
+        let idempotency = IdempotencyGate(repository: database.idempotency, clock: setup.clock)
+        admin = AdminService(database: database, masterKey: setup.masterKey, idempotency: idempotency, clock: setup.clock)
         webhooks = WebhookService.resolvingDNS(
             database: database, limits: service.limits, masterKey: setup.masterKey, allowsPrivateAddresses: setup.webhooksAllowPrivateAddresses,
-            policy: setup.webhookPolicy, now: setup.now)
+            policy: setup.webhookPolicy, idempotency: idempotency, clock: setup.clock)
 
         var keyring: SigningKeyring?
         var dispatcher: Dispatcher?
         if setup.workers.contains(.pushes), let apns = setup.apns {
             let ring = setup.keyring
-                ?? apns.keyring(database: database.apnsKeys, masterKey: setup.masterKey, privateDatabase: setup.privateDatabase, logger: logger)
-            var settings = setup.dispatcher
-            settings.now = setup.now
+                ?? apns.keyring(
+                    database: database.apnsKeys, masterKey: setup.masterKey, privateDatabase: setup.privateDatabase, clock: setup.clock, logger: logger)
             keyring = ring
             dispatcher = Dispatcher(
                 store: database.deliveries, client: apns.client, keyring: ring, apnsKeys: database.apnsKeys, changes: changes,
-                configuration: settings, registry: setup.registry, logger: logger)
+                configuration: setup.dispatcher, clock: setup.clock, registry: setup.registry, logger: logger)
         }
         self.keyring = keyring
         self.dispatcher = dispatcher
@@ -125,18 +128,17 @@ public struct CremaProcess: Sendable {
         if setup.workers.contains(.webhooks) {
             var settings = setup.webhookDispatcher
             settings.policy = setup.webhookPolicy
-            settings.now = setup.now
             // Sending checks addresses again (DNS may have moved since registration), by its own setting.
             let sending = WebhookService.resolvingDNS(
                 database: database, limits: service.limits, masterKey: setup.masterKey,
                 allowsPrivateAddresses: setup.webhooksSendToPrivateAddresses ?? setup.webhooksAllowPrivateAddresses, policy: setup.webhookPolicy,
-                now: setup.now)
+                clock: setup.clock)
             webhookDispatcher = try WebhookDispatcher(
-                service: sending, changes: changes, configuration: settings, registry: setup.registry, logger: logger)
+                service: sending, changes: changes, configuration: settings, clock: setup.clock, registry: setup.registry, logger: logger)
         }
         self.webhookDispatcher = webhookDispatcher
         sweeper = setup.workers.contains(.lifecycle)
-            ? LifecycleSweeper(service: service, retentionDays: setup.retentionDays, now: setup.now, registry: setup.registry, logger: logger)
+            ? LifecycleSweeper(service: service, retentionDays: setup.retentionDays, clock: setup.clock, registry: setup.registry, logger: logger)
             : nil
 
         // The start order is the dependency order, and ServiceLifecycle stops in reverse, so each part outlives what
@@ -148,7 +150,7 @@ public struct CremaProcess: Sendable {
         var services: [any Service] = [PoolCloser(pool: setup.pool)]
         if let apns = setup.apns { services.append(apns.service) }
         services.append(changes)
-        if setup.workers.contains(.idempotency) { services.append(IdempotencyJanitor(idempotency: database.idempotency, logger: logger)) }
+        if setup.workers.contains(.idempotency) { services.append(IdempotencyJanitor(idempotency: database.idempotency, clock: setup.clock, logger: logger)) }
         if let dispatcher { services.append(dispatcher) }
         if let webhookDispatcher { services.append(webhookDispatcher) }
         if let sweeper { services.append(sweeper) }

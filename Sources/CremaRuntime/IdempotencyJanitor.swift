@@ -1,3 +1,4 @@
+import CremaClock
 import CremaStore
 import Logging
 import ServiceLifecycle
@@ -6,6 +7,7 @@ import ServiceLifecycle
 /// on it (an expired key is reclaimed on use); it keeps the table small.
 struct IdempotencyJanitor: Service, CustomStringConvertible {
     let idempotency: IdempotencyRepository
+    let clock: CremaClock
     let logger: Logger
     var description: String { "IdempotencyJanitor" }
 
@@ -19,7 +21,7 @@ struct IdempotencyJanitor: Service, CustomStringConvertible {
                     if Task.isCancelled { break }  // stopping: the prune met a closing pool, not a fault
                     logger.warning("could not prune idempotency keys", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(600))
+                try? await clock.sleep(for: .seconds(600))
             }
         }
     }

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 public import CremaPostgres
 public import CremaService
@@ -51,7 +52,7 @@ public enum CremaApplication {
             registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
         ) {
             self.streamHub = streamHub
-                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, now: service.clock, logger: Logger(label: "crema.stream"))
+                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, clock: service.clock, logger: Logger(label: "crema.stream"))
             self.pool = pool
             self.service = service
             self.migrator = migrator
@@ -69,16 +70,16 @@ public enum CremaApplication {
         let routes = RouteTable()
         router.add(middleware: RequestObservabilityMiddleware(registry: dependencies.registry))
         router.add(
-            middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), now: dependencies.service.clock))
+            middleware: ErrorMiddleware(routes: routes, limitMetrics: LimitMetrics(registry: dependencies.registry), clock: dependencies.service.clock))
         let customers = dependencies.customerTokenDirectory ?? customerTokenDirectory(dependencies)
         router.add(
             middleware: AuthenticationMiddleware(
                 keys: dependencies.keys,
-                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, now: dependencies.service.clock),
+                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, clock: dependencies.service.clock),
                 customers: customers))
         router.add(
             middleware: RateLimitMiddleware(
-                limiter: dependencies.rateLimiter, limits: dependencies.service.limits, now: dependencies.service.clock))
+                limiter: dependencies.rateLimiter, limits: dependencies.service.limits, clock: dependencies.service.clock))
         OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
@@ -104,7 +105,7 @@ public enum CremaApplication {
         CustomerTokenDirectory(
             configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
             masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
-            now: dependencies.customerTokens?.now ?? Date.init)
+            clock: dependencies.customerTokens?.clock ?? dependencies.service.clock)
     }
 
     /// The HTTP application plus the services that live as long as it does: the process's first
@@ -127,6 +128,6 @@ public enum CremaApplication {
             metrics: ConnectionMetrics(registry: dependencies.registry), logger: logger)
         return CremaHTTPApplication(
             responder: httpRouter.buildResponder(), logger: logger, services: dependencies.processServices + [dependencies.streamHub, customers], host: host,
-            port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, onListening: onListening)
+            port: port, pipeline: pipeline, eventLoopGroup: eventLoopGroup, clock: dependencies.service.clock, onListening: onListening)
     }
 }

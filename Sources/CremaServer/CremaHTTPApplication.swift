@@ -1,3 +1,4 @@
+import CremaClock
 public import Hummingbird
 import HummingbirdCore
 public import Logging
@@ -15,6 +16,8 @@ public struct CremaHTTPApplication: ApplicationProtocol {
     let host: String
     let port: Int
     let pipeline: ConnectionPipeline
+    /// The root's clock, for the `Date` field.
+    let clock: CremaClock
     let onListening: @Sendable (Int) -> Void
 
     /// Thrown by `server`: HummingbirdTesting's `.live` mode would serve through Hummingbird's own server,
@@ -26,7 +29,7 @@ public struct CremaHTTPApplication: ApplicationProtocol {
 
     init(
         responder: RouterResponder<CremaRequestContext>, logger: Logger, services: [any Service], host: String, port: Int,
-        pipeline: ConnectionPipeline, eventLoopGroup: any EventLoopGroup, onListening: @escaping @Sendable (Int) -> Void
+        pipeline: ConnectionPipeline, eventLoopGroup: any EventLoopGroup, clock: CremaClock, onListening: @escaping @Sendable (Int) -> Void
     ) {
         self.eventLoopGroup = eventLoopGroup
         self.responder = responder
@@ -35,6 +38,7 @@ public struct CremaHTTPApplication: ApplicationProtocol {
         self.host = host
         self.port = port
         self.pipeline = pipeline
+        self.clock = clock
         self.onListening = onListening
     }
 
@@ -50,7 +54,7 @@ public struct CremaHTTPApplication: ApplicationProtocol {
     func answer() -> HTTP1Channel.Responder {
         let responder = self.responder
         let logger = self.logger
-        let dates = HTTPDateHeader()
+        let dates = HTTPDateHeader(clock: clock)
         return { request, writer, channel in
             var requestLogger = logger
             requestLogger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())

@@ -1,5 +1,6 @@
 public import CremaAPNsProtocol
 import CremaAPI
+public import CremaClock
 public import CremaCore
 public import CremaStore
 public import Foundation
@@ -15,23 +16,24 @@ public struct OrderService: Sendable {
     public let defaultBundleID: String
     /// The load limits in force for each tenant (docs/limits.md).
     public let limits: TenantLimitsDirectory
-    private let now: @Sendable () -> Date
+    /// The service's clock, also for the work that runs beside commands (the expiry sweep, retention, erasure).
+    public let clock: CremaClock
     private let makeID: @Sendable () -> UUID
 
     /// - Parameters:
-    ///   - now: the clock, injected so tests control time.
+    ///   - clock: the root's clock, injected so tests control time.
     ///   - makeID: the order id generator, injected for the same reason.
     ///   - limits: the operator's default load limits (each tenant's own are read from the database).
     public init(
         database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(),
         defaultBundleID: String = DeliveryPolicy.exampleBundleID, limits: TenantLimits = .defaults,
-        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+        clock: CremaClock, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
-        self.limits = TenantLimitsDirectory(defaults: limits, repository: database.limits, now: now)
+        self.limits = TenantLimitsDirectory(defaults: limits, repository: database.limits, clock: clock)
         self.deliveryPolicy = deliveryPolicy
         self.defaultBundleID = defaultBundleID
-        self.now = now
+        self.clock = clock
         self.makeID = makeID
     }
 
@@ -39,7 +41,7 @@ public struct OrderService: Sendable {
     public func place(
         _ placement: OrderPlacement, in scope: TenantScope, role: Role, request: IdempotentRequest
     ) async throws(StoreError) -> CommandResponse {
-        let at = now()
+        let at = clock.now
         let id = makeID()
         // Bad input is refused before any lock is taken or key claimed (and before the store lookup, so an
         // invalid store_id is a 422 naming the field, not a 404).
@@ -71,7 +73,7 @@ public struct OrderService: Sendable {
     public func apply(
         _ event: OrderEvent, to orderID: UUID, in scope: TenantScope, expectedVersion: Int?, role: Role, request: IdempotentRequest
     ) async throws(StoreError) -> CommandResponse {
-        let at = now()
+        let at = clock.now
         return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
             let locked: OrderTransaction.LockedOrder
             switch try await transaction.openOrder(id: orderID, request, now: at) {
@@ -125,9 +127,6 @@ public struct OrderService: Sendable {
             customerRef: customerRef, tenant: tenant, kind: kind, token: token, environment: environment,
             bundleID: tokenApp(bundleID, tenant: tenant), replaces: replaces, limit: limit)
     }
-
-    /// The service's clock, for the work that runs beside commands (the expiry sweep, retention, erasure).
-    public var clock: @Sendable () -> Date { now }
 
     /// The app a token registration names, as the token repository reads it: the default tenant's configured app
     /// (`CREMA_APNS_TOPIC`, not a row in `apps`) is its default, so naming it is the same as naming none.

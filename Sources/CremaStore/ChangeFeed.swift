@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaPostgres
 import Foundation
 public import Logging
@@ -87,7 +88,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     let pool: PostgresPool
     let conninfo: String?
     let window: Duration
-    let sleep: @Sendable (Duration) async throws -> Void
+    let clock: CremaClock
     let logger: Logger
     /// Marks this feed's announcements, so its own listener skips them (they were published here at commit).
     let instance = UUID().uuidString.lowercased()
@@ -115,15 +116,12 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     ///   - conninfo: The LISTEN connection's; nil listens to nobody, and other processes' changes are seen at the
     ///     subscribers' next poll or sweep.
     ///   - window: The least time between two announcements.
-    ///   - sleep: Waits out the window; tests pass their own, to decide when a window ends.
-    public init(
-        pool: PostgresPool, conninfo: String?, window: Duration = .milliseconds(5), logger: Logger,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
-    ) {
+    ///   - clock: Waits out the window; tests pass their own, to decide when a window ends.
+    public init(pool: PostgresPool, conninfo: String?, window: Duration = .milliseconds(5), clock: CremaClock, logger: Logger) {
         self.pool = pool
         self.conninfo = conninfo
         self.window = window
-        self.sleep = sleep
+        self.clock = clock
         self.logger = logger
     }
 
@@ -166,7 +164,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
                 group.addTask {
                     for await _ in self.unsentSignal.stream {
                         await self.announce()
-                        do { try await self.sleep(self.window) } catch { return }
+                        do { try await self.clock.sleep(for: self.window) } catch { return }
                     }
                 }
                 await group.next()

@@ -2,6 +2,7 @@ import ArgumentParser
 import CremaAPNs
 import CremaAPNsKey
 import CremaAPNsSimulator
+import CremaClock
 import CremaRuntime
 import Foundation
 import Logging
@@ -80,7 +81,7 @@ extension Crema {
             }
             let simulator = try await APNsSimulator.start(
                 APNsSimulatorConfiguration(
-                    host: host, port: port, directory: dir, keys: accepted, bundleIDs: Set(bundleID)),
+                    host: host, port: port, directory: dir, keys: accepted, bundleIDs: Set(bundleID), clock: .system),
                 logger: logger)
 
             say("APNs simulator listening on \(simulator.baseURL.absoluteString) (Ctrl-C to stop)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CremaClock
 import CremaDelivery
 import CremaPostgres
 import CremaRuntime
@@ -26,11 +27,13 @@ extension Crema {
             let configuration = try Runtime.configuration(readsAPIKeys: false)
             let logger = Runtime.bootstrapLogging(level: configuration.logLevel)
             let database = try await Runtime.database(configuration, logger: logger)
-            let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
+            let clock = CremaClock.system
+            let apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, clock: clock, logger: logger)
             say(apns.summary(privateDatabase: database.cluster != nil))
             let pool = PostgresPool(.init(conninfo: database.conninfo, maxConnections: workers + 2), logger: logger)
             var setup = CremaProcess.Setup(pool: pool, conninfo: database.conninfo, workers: .dispatch, logger: logger)
             setup.configure(configuration)
+            setup.clock = clock
             setup.apns = apns
             setup.masterKey = try Runtime.masterKey(configuration, privateDatabase: database.cluster != nil)
             setup.privateDatabase = database.cluster != nil

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -39,11 +40,13 @@ extension Crema {
                     "CREMA_API_KEYS is not set: with CREMA_DATABASE_URL (or PG* variables) Crema needs role:key pairs, "
                         + "e.g. CREMA_API_KEYS=pos:till-key-8f2a61c0d5e9,barista:bar-key-4b7a8c3e1f6d (keys of 16+ characters)")
             }
+            // The process's one clock, given to everything that reads the time or waits (CremaProcess.Setup.clock).
+            let clock = CremaClock.system
             // Keys are parsed before anything starts too: a bad es256 PEM is one line, not a half-started server.
             var customerTokens: CustomerTokenVerifier?
             if let settings = configuration.customerTokens {
                 do {
-                    customerTokens = try await CustomerTokenVerifier(settings)
+                    customerTokens = try await CustomerTokenVerifier(settings, clock: clock)
                 } catch {
                     throw StartupError.configuration("CREMA_CUSTOMER_JWT_KEYS has an es256 key that is not a PEM P-256 public key")
                 }
@@ -66,7 +69,7 @@ extension Crema {
             let masterKey = try Runtime.masterKey(configuration, privateDatabase: cluster != nil)
             let apns: APNsRuntime
             do {
-                apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, logger: logger)
+                apns = try await APNsRuntime.start(configuration.apns, dataDirectory: configuration.embeddedDirectory, clock: clock, logger: logger)
             } catch {
                 try? await database.stopClusterIfStartedHere()
                 throw error
@@ -74,6 +77,7 @@ extension Crema {
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: .serve, logger: logger)
             setup.configure(configuration)
+            setup.clock = clock
             setup.apns = apns
             setup.masterKey = masterKey
             setup.privateDatabase = cluster != nil

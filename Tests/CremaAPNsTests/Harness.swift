@@ -12,6 +12,7 @@ import NIOSSL
 import Synchronization
 
 @testable import CremaAPNs
+import CremaClock
 
 /// A simulator on 127.0.0.1 (port 0) with its own certificate folder and one accepted signing key, plus
 /// helpers to build clients and raw requests against it. Everything is torn down by ``with(_:)``.
@@ -38,7 +39,7 @@ struct Harness {
         logger.logLevel = .critical
         let simulator = try await APNsSimulator.start(
             APNsSimulatorConfiguration(
-                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs),
+                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs, clock: .system),
             logger: logger)
         let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
         do {
@@ -69,7 +70,7 @@ struct Harness {
         // A loaded test machine can take seconds to connect to the in-process simulator; 5 s is for Apple's servers.
         configuration.connectTimeout = .seconds(60)
         configuration.retriesFailedConnections = retriesFailedConnections
-        let client = try APNsClient(configuration: configuration, logger: logger, now: now)
+        let client = try APNsClient(configuration: configuration, logger: logger, clock: CremaClock(now: now, sleep: { try await CremaClock.system.sleep(for: $0) }))
         do {
             let result = try await body(client)
             try await client.shutdown()

@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import CremaAPNs
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import Foundation
 import Logging
@@ -33,7 +34,7 @@ struct TransportTests {
             "crema-apns-cert-\(UUID().uuidString)"
         ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = APNsSimulatorConfiguration(directory: directory, keys: [])
+        let configuration = APNsSimulatorConfiguration(directory: directory, keys: [], clock: .system)
         let first = try await APNsSimulator.start(configuration, logger: .init(label: "test"))
         let pem = try String(contentsOfFile: first.caFile, encoding: .utf8)
         try await first.shutdown()

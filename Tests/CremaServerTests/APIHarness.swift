@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaRuntime
@@ -34,12 +35,12 @@ struct APIHarness {
     /// The process a test serves, built by the composition root as `crema serve` builds it, with the harness's
     /// master key and no background worker unless asked: `conninfo` nil hears only this process's changes.
     static func process(
-        pool: PostgresPool, conninfo: String? = nil, workers: CremaProcess.Workers = [], now: @escaping @Sendable () -> Date = Date.init,
+        pool: PostgresPool, conninfo: String? = nil, workers: CremaProcess.Workers = [], clock: CremaClock = .system,
         limits: TenantLimits = .defaults, adjusting adjust: (inout CremaProcess.Setup) -> Void = { _ in }
     ) throws -> CremaProcess {
         var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: workers, logger: Logger(label: "test"))
         setup.masterKey = try MasterKey(base64: masterKey)
-        setup.now = now
+        setup.clock = clock
         setup.limits = limits
         adjust(&setup)
         return try CremaProcess(setup)

@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaPostgres
 import CremaService
 import CremaStore
@@ -14,11 +15,11 @@ import Testing
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let database = CremaDatabase(pool: pool)
-            let admin = AdminService(database: database, masterKey: nil)
+            let admin = AdminService(database: database, masterKey: nil, clock: .system)
             let (_, presented) = try await admin.issueAPIKey(tenant: "default", APIKeyCreateRequest(role: "pos"))
             let clock = TestClock(Date())
             let cache = APIKeyCache()
-            let verifier = APIKeyVerifier(keys: database.apiKeys, cache: cache, now: { clock.now })
+            let verifier = APIKeyVerifier(keys: database.apiKeys, cache: cache, clock: clock.crema)
             func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }
             let start = try await trips()
             for _ in 0..<1_000 {
@@ -27,7 +28,7 @@ import Testing
             // A wrong secret for a known id is refused from what was read, too.
             #expect(try await verifier.verify(Substring(presented.dropLast() + "x")) == nil)
             #expect(try await trips() - start == 1)
-            clock.advance(APIKeyCache.freshFor)
+            await clock.advance(APIKeyCache.freshFor)
             _ = try await verifier.verify(Substring(presented))
             #expect(try await trips() - start == 2)
             let id = try #require(APIKeySecret.id(of: Substring(presented)))

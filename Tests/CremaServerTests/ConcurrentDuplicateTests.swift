@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -120,12 +121,12 @@ import Testing
             var dependencies = try APIHarness.dependencies(pool: db.pool)
             let waits = GateWaits()
             let database = dependencies.service.database
-            let gate = IdempotencyGate(repository: database.idempotency, sleep: waits.sleep)
+            let gate = IdempotencyGate(repository: database.idempotency, clock: .sleeping(waits.sleep))
             let masterKey = try MasterKey(base64: APIHarness.masterKey)
-            dependencies.admin = AdminService(database: database, masterKey: masterKey, idempotency: gate)
+            dependencies.admin = AdminService(database: database, masterKey: masterKey, idempotency: gate, clock: .system)
             dependencies.webhooks = WebhookService(
                 database: database, limits: dependencies.service.limits, masterKey: masterKey, allowsPrivateAddresses: false,
-                resolve: { _ in [] }, idempotency: gate)
+                resolve: { _ in [] }, idempotency: gate, clock: .system)
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: .init(label: "test"))
             try await app.test(.router) { client in try await body(APIClient(client: client), db, waits) }
         }

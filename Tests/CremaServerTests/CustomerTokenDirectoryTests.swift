@@ -28,7 +28,7 @@ import Testing
             let clock = TestClock(Date())
             let directory = CustomerTokenDirectory(
                 configured: nil, settings: CremaDatabase(pool: pool).customerTokenSettings, masterKey: nil, logger: Logger(label: "test"),
-                now: { clock.now })
+                clock: clock.crema)
             func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }
             let start = try await trips()
             await withTaskGroup(of: Void.self) { group in
@@ -36,7 +36,7 @@ import Testing
             }
             // Fifty callers at once before anything was read: one read, the others waited for it.
             #expect(try await trips() - start == 1)
-            clock.advance(3_600)
+            await clock.advance(3_600)
             for n in 0..<50 {
                 #expect(await directory.verify(Self.unsignedToken(tenant: "brand-\(n)")) == .failure(.unknownTenant))
             }

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaServer
 import CremaSettings
 import Crypto
@@ -46,7 +47,7 @@ enum CustomerTokenFixtures {
     }
 
     static func verifier(_ keys: [CustomerTokenSettings.Key] = [.hs256(secret: Array(secret.utf8))]) async throws -> CustomerTokenVerifier {
-        try await CustomerTokenVerifier(settings(keys), now: { now })
+        try await CustomerTokenVerifier(settings(keys), clock: CremaClock(now: { now }, sleep: { try await CremaClock.system.sleep(for: $0) }))
     }
 
     /// An HS256 token signed with `secret`.

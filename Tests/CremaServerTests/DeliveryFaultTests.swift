@@ -49,7 +49,7 @@ import Testing
             let token = H.token(92)
             let id = try await h.readyAlert(customer: "c-late", token: token)
             // The clock runs past the alert's lifetime before any dispatcher sees it: time is moved, not waited for.
-            h.clock.advance(DeliveryPolicy().alertLifetime + 60)
+            await h.clock.advance(DeliveryPolicy().alertLifetime + 60)
             h.startDispatching()
             #expect(try await h.drained(id))
             let row = try await h.alertRow(id)

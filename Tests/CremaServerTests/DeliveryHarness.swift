@@ -2,6 +2,7 @@ import CremaAPNsKey
 import CremaAPNsProtocol
 import CremaAPNs
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -22,7 +23,9 @@ import Testing
 /// The whole delivery path for a test: the real API on a fresh database, the real dispatcher (woken by the API's
 /// change feed in process, further dispatchers by its real NOTIFY), the real APNs client, and the project's APNs
 /// simulator over HTTP/2 + TLS on 127.0.0.1. The API and the dispatchers share a clock the test moves: a retry's
-/// backoff is skipped, never waited for (`drained`).
+/// backoff is skipped, never waited for (`drained`), and the dispatchers' poll fallback and maintenance tick run only
+/// when the clock moves. The APNs client and simulator stay on real time: provider tokens and connection backoff are
+/// theirs, not what these tests move.
 struct DeliveryHarness: Sendable {
     static let bundleID = "cafe.crema.test"
     let api: APIClient
@@ -37,13 +40,15 @@ struct DeliveryHarness: Sendable {
     /// backlog and have it claimed in one go.
     let startDispatching: @Sendable () -> Void
 
-    /// Short backoffs (on the harness's clock, skipped rather than waited for) and a quick poll fallback, which is
-    /// how a dispatcher notices a retry the clock made due; the attempt limit is the production one. The harness
-    /// replaces `now` with its clock.
+    /// Short backoffs (on the harness's clock, skipped rather than waited for); the attempt limit is the production
+    /// one. The poll fallback is a microsecond of the harness's clock, so any move of the clock (a retry made due)
+    /// wakes an idle dispatcher, and no look at the clock waits for one; no linger, since a linger on the harness's
+    /// clock would hold outcomes until the next move.
     static var fastRetries: DispatcherConfiguration {
         var configuration = DispatcherConfiguration()
         configuration.retry = RetryPolicy(base: 0.05, cap: 0.2, maxAttempts: 8)
-        configuration.pollInterval = .milliseconds(50)
+        configuration.pollInterval = .microseconds(1)
+        configuration.recordLinger = .zero
         configuration.maintenanceInterval = .milliseconds(500)
         return configuration
     }
@@ -59,14 +64,15 @@ struct DeliveryHarness: Sendable {
         let key = APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")
         let simConfiguration = APNsSimulatorConfiguration(
             directory: directory.path,
-            keys: ([key] + extraKeys).map { APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM) })
+            keys: ([key] + extraKeys).map { APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM) },
+            clock: .system)
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
         var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile)
         // Generous bounds: a loaded test machine can take seconds to reach the in-process simulator.
         configuration.connectTimeout = .seconds(60)
         configuration.requestTimeout = .seconds(60)
-        let client = try APNsClient(configuration: configuration, logger: logger)
+        let client = try APNsClient(configuration: configuration, logger: logger, clock: .system)
         do {
             try await TestDatabase.with(label) { db in
                 // Each dispatcher is a process of its own, built by the composition root: the first one serves the API too
@@ -78,14 +84,15 @@ struct DeliveryHarness: Sendable {
                         pool: index == 0 ? db.pool : PostgresPool(.init(conninfo: db.conninfo, maxConnections: 4)), conninfo: db.conninfo,
                         workers: index == 0 ? [.pushes, .idempotency] : [.pushes], logger: logger)
                     setup.registry = registry
-                    setup.now = { clock.now }
+                    setup.clock = clock.crema
                     setup.masterKey = try MasterKey(base64: APIHarness.masterKey)
                     setup.defaultBundleID = bundleID
                     setup.dispatcher = settings
                     // The client is the harness's to close (after the run), so the process gets it without the simulator.
                     setup.apns = APNsRuntime(client: client, signingKey: key, simulator: nil, bundleID: bundleID)
                     setup.keyring = SigningKeyring(
-                        repository: CremaDatabase(pool: setup.pool).apnsKeys, masterKey: setup.masterKey, configured: [bundleID: key], logger: logger)
+                        repository: CremaDatabase(pool: setup.pool).apnsKeys, masterKey: setup.masterKey, configured: [bundleID: key], logger: logger,
+                        clock: clock.crema)
                     return try CremaProcess(setup)
                 }
                 let keyrings = processes.compactMap(\.keyring)
@@ -200,7 +207,9 @@ struct DeliveryHarness: Sendable {
     /// Waits until the order (of any tenant) has nothing pending or in flight, deferred widget pushes aside, up to a
     /// generous deadline of real time for the dispatchers' work; whether it drained is for the test to assert. Time is
     /// not waited for: when all the order has left is due later (a retry's backoff, a push held for a key), the clock
-    /// moves to the earliest of it.
+    /// moves to the earliest of it, which wakes the dispatchers' poll fallback; when it is due already and still not
+    /// claimed (a dispatcher went to sleep just after the clock moved), the clock moves by one poll interval, as
+    /// waiting would.
     @discardableResult
     func drained(_ id: String, deadline: Duration = .seconds(30)) async throws -> Bool {
         let order = try #require(UUID(uuidString: id))
@@ -216,9 +225,9 @@ struct DeliveryHarness: Sendable {
                 ).map { (state: try $0.decode("state", as: String.self), runAt: try $0.decode("run_at", as: Date.self)) }
             }
             if open.isEmpty { return true }
-            if open.allSatisfy({ $0.state == "pending" }), let next = open.map(\.runAt).min(), next > clock.now {
+            if open.allSatisfy({ $0.state == "pending" }), let next = open.map(\.runAt).min() {
                 // A microsecond more than the gap: the database keeps microseconds, so the row is due however it rounds.
-                clock.advance(next.timeIntervalSince(clock.now) + 0.000_001)
+                await clock.advance(max(0, next.timeIntervalSince(clock.now)) + 0.000_001)
             }
             try await Task.sleep(for: .milliseconds(20))
         }

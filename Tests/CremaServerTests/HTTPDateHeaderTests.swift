@@ -1,3 +1,4 @@
+import CremaClock
 @testable import CremaServer
 import CremaTestSupport
 import Foundation
@@ -23,7 +24,7 @@ import Testing
 
     @Test func theFieldFollowsTheClockFromOneSecondToTheNext() {
         let now = Mutex(Date(timeIntervalSince1970: 784_111_777.2))
-        let header = HTTPDateHeader(now: { now.withLock { $0 } })
+        let header = HTTPDateHeader(clock: CremaClock(now: { now.withLock { $0 } }, sleep: { _ in }))
         #expect(header.value == "Sun, 06 Nov 1994 08:49:37 GMT")
         now.withLock { $0 = Date(timeIntervalSince1970: 784_111_777.9) }
         #expect(header.value == "Sun, 06 Nov 1994 08:49:37 GMT")

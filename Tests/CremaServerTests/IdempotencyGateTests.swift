@@ -1,6 +1,8 @@
+import CremaClock
 import CremaService
 import CremaStore
 import CremaTestSupport
+import Foundation
 import Synchronization
 import Testing
 
@@ -17,11 +19,11 @@ import Testing
             let keys = IdempotencyRepository(pool: db.pool)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             let sleeps = Mutex<[Duration]>([])
-            let gate = IdempotencyGate(repository: keys) { duration in
+            let gate = IdempotencyGate(repository: keys, clock: .sleeping { duration in
                 sleeps.withLock { $0.append(duration) }
                 // The other process answers during the first wait.
                 try await keys.complete(other, answer: CommandResponse(status: 201, body: #"{"id":"a"}"#, replayed: false))
-            }
+            })
             let outcome = try await gate.run(Self.request, tenant: "default") {
                 Issue.record("performed although the key was answered")
                 return Self.performed
@@ -35,7 +37,7 @@ import Testing
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
-            let gate = IdempotencyGate(repository: keys) { _ in try await keys.release(other) }
+            let gate = IdempotencyGate(repository: keys, clock: .sleeping { _ in try await keys.release(other) })
             let outcome = try await gate.run(Self.request, tenant: "default") { Self.performed }
             #expect(outcome.response == CommandResponse(status: 201, body: Self.performed.shown, replayed: false))
             #expect(outcome.keeping == .kept)
@@ -54,7 +56,7 @@ import Testing
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             let sleeps = Mutex(0)
             let gate = IdempotencyGate(
-                repository: keys, longestWait: .milliseconds(300), pollInterval: .milliseconds(100), sleep: { _ in sleeps.withLock { $0 += 1 } })
+                repository: keys, longestWait: .milliseconds(300), pollInterval: .milliseconds(100), clock: .sleeping { _ in sleeps.withLock { $0 += 1 } })
             await #expect(throws: ServiceError.idempotencyInProgress) {
                 _ = try await gate.run(Self.request, tenant: "default") { Self.performed }
             }
@@ -66,7 +68,7 @@ import Testing
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let waits = GateWaits()
-            let gate = IdempotencyGate(repository: keys, sleep: waits.sleep)
+            let gate = IdempotencyGate(repository: keys, clock: .sleeping(waits.sleep))
             let (started, start) = AsyncStream<Void>.makeStream()
             let (failing, fail) = AsyncStream<Void>.makeStream()
             let first = Task {
@@ -94,4 +96,11 @@ import Testing
     }
 
     struct Unexpected: Error {}
+}
+
+extension CremaClock {
+    /// The real time, and waits that `sleep` performs instead of taking time: the gate's tests move the other process on.
+    static func sleeping(_ sleep: @escaping @Sendable (Duration) async throws -> Void) -> CremaClock {
+        CremaClock(now: { Date() }, sleep: sleep)
+    }
 }

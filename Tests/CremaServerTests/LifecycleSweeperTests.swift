@@ -20,8 +20,8 @@ import Testing
     static func sweeper(
         _ db: TestDatabase, clock: TestClock, retentionDays: Int = 30, registry: PrometheusCollectorRegistry = .init()
     ) -> (OrderService, LifecycleSweeper) {
-        let service = OrderService(database: CremaDatabase(pool: db.pool), now: { clock.now })
-        return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, now: { clock.now }, registry: registry, logger: logger))
+        let service = OrderService(database: CremaDatabase(pool: db.pool), clock: clock.crema)
+        return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, clock: clock.crema, registry: registry, logger: logger))
     }
 
     static func placement(customer: String, name: String, eta: Date) -> OrderPlacement {
@@ -55,10 +55,10 @@ import Testing
             try await Self.apply(service, .started(barista: "Sam"), to: id)
             try await Self.apply(service, .ready(pickupPoint: nil), to: id)
 
-            clock.advance(29 * 60)
+            await clock.advance(29 * 60)
             #expect(try await first.sweep().expired == 0)
 
-            clock.advance(2 * 60)
+            await clock.advance(2 * 60)
             async let a = first.sweep()
             async let b = second.sweep()
             let (sweepA, sweepB) = try await (a, b)
@@ -88,10 +88,10 @@ import Testing
             let preparing = try await Self.place(service, at: clock)
             try await Self.apply(service, .started(barista: "Sam"), to: preparing)
 
-            clock.advance(4 * 3600 - 1)
+            await clock.advance(4 * 3600 - 1)
             #expect(try await sweeper.sweep().expired == 0)
             // A second past the limit: the database keeps microseconds, so the exact instant is the core's to test.
-            clock.advance(2)
+            await clock.advance(2)
             #expect(try await sweeper.sweep().expired == 1)
 
             let closed = try #require(try await service.database.orders.order(id: queued, in: .default))
@@ -120,13 +120,13 @@ import Testing
                 SELECT count(*) FROM r
                 """, as: Int.self)
 
-            clock.advance(20 * 86_400)
+            await clock.advance(20 * 86_400)
             let recent = try await Self.place(service, customer: "c-new", name: "Nina Neworder", at: clock)
             try await Self.apply(service, .ready(pickupPoint: nil), to: recent)
             try await Self.apply(service, .pickedUp, to: recent, as: .pos)
             let eventsBefore = try await db.scalar("SELECT count(*) FROM order_events", as: Int.self)
 
-            clock.advance(10 * 86_400 + 1)
+            await clock.advance(10 * 86_400 + 1)
             #expect(try await sweeper.sweep().scrubbed == 1)
 
             let scrubbed = try #require(try await service.database.orders.order(id: old, in: .default))
@@ -161,7 +161,7 @@ import Testing
             try await Self.apply(service, .canceled(reason: "Gina called to cancel"), to: id, as: .pos)
             #expect(try await service.database.orders.order(id: id, in: .default)?.order.cancelReason == "Gina called to cancel")
 
-            clock.advance(30 * 86_400 + 60)
+            await clock.advance(30 * 86_400 + 60)
             #expect(try await sweeper.sweep().scrubbed == 1)
             let order = try #require(try await service.database.orders.order(id: id, in: .default))
             #expect(order.order.cancelReason == nil)
@@ -179,10 +179,10 @@ import Testing
                 id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", queuedExpiryMinutes: 60)
             let ended = try await Self.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
             try await Self.apply(service, .canceled(reason: "left"), to: ended, as: .pos)
-            clock.advance(2 * 86_400)
+            await clock.advance(2 * 86_400)
             // Oldest first: the poisoned order is at the head of every scan, as in the incident.
             let poisoned = try await Self.place(service, customer: "c-1", name: "Pia", at: clock)
-            clock.advance(1)
+            await clock.advance(1)
             let healthy = try await Self.place(service, customer: "c-2", name: "Hugo", at: clock)
             // A real failure of the database for this one order's close.
             try await db.pool.withConnection { c in
@@ -199,7 +199,7 @@ import Testing
                             """))
             }
 
-            clock.advance(61 * 60)
+            await clock.advance(61 * 60)
             let sweep = try await sweeper.sweep()
             #expect(sweep.expired == 1)
             #expect(sweep.scrubbed == 1)
@@ -212,7 +212,7 @@ import Testing
             #expect(registry.emitToString().contains(#"crema_lifecycle_failures_total{pass="expiry"} 1"#))
             // Tried again once the wait is over; it closes once whatever poisoned it is gone.
             try await db.pool.withConnection { c in _ = try await c.query("DROP TRIGGER poisoned ON order_events") }
-            clock.advance(31)
+            await clock.advance(31)
             #expect(try await sweeper.sweep().expired == 1)
             #expect(try await service.database.orders.order(id: poisoned, in: .default)?.order.state == .canceled)
         }

@@ -128,7 +128,7 @@ import Testing
         try await TestDatabase.with { db in
             let clock = TestClock(Date())
             let dependencies = APIHarness.dependencies(try APIHarness.process(
-                pool: db.pool, now: { clock.now },
+                pool: db.pool, clock: clock.crema,
                 limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 2, burst: 3)!))))
             let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
             try await app.test(.router) { client in
@@ -141,7 +141,7 @@ import Testing
                 // Another key has its own allowance; an unauthenticated request is not counted against anyone.
                 #expect(try await api.send(.get, "/v1/orders", as: .barista).status != .tooManyRequests)
                 #expect(try await api.send(.get, "/v1/orders").status == .unauthorized)
-                clock.advance(0.5)
+                await clock.advance(0.5)
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status != .tooManyRequests)
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status == .tooManyRequests)
                 let metrics = try await api.send(.get, "/metrics")

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaServer
@@ -64,7 +65,7 @@ import Testing
                 _ = try await api.post("/v1/orders/\(id)/events", as: .barista, #"{"type":"ready"}"#)
                 // The sweep's clock is two hours and a minute ahead; the close itself goes through the app's own service.
                 let sweeper = LifecycleSweeper(
-                    service: dependencies.service, retentionDays: 30, now: { Date().addingTimeInterval(2 * 3600 + 60) },
+                    service: dependencies.service, retentionDays: 30, clock: .system(shiftedBy: 2 * 3600 + 60),
                     logger: Logger(label: "test"))
                 #expect(try await sweeper.sweep().expired == 1)
 

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaPostgres
 @testable import CremaServer
@@ -51,7 +52,8 @@ import Testing
         // Fixed at the real time (the order body's ETA is in the real future), and moved by the test alone.
         let clock = Mutex(Date())
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
-        let dependencies = APIHarness.dependencies(try APIHarness.process(pool: pool, now: { clock.withLock { $0 } }))
+        let dependencies = APIHarness.dependencies(try APIHarness.process(
+            pool: pool, clock: CremaClock(now: { clock.withLock { $0 } }, sleep: { try await CremaClock.system.sleep(for: $0) })))
         let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
         try await app.test(.router) { client in
             let api = APIClient(client: client)

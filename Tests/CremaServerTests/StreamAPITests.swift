@@ -1,6 +1,7 @@
 import CremaAPNsProtocol
 import AsyncHTTPClient
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -98,7 +99,7 @@ import Testing
     @Test func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
-            let store = OrderService(database: CremaDatabase(pool: h.db.pool))
+            let store = OrderService(database: CremaDatabase(pool: h.db.pool), clock: .system)
             // An older transaction with an id (as an order change that took a lower cursor and has not committed)
             // holds back what commits after it, so a cursor can never pass a number that may still appear.
             let heldBack = try await h.db.pool.withTransaction { connection in
@@ -225,7 +226,7 @@ struct StreamHarness: Sendable {
             let changes = try #require(dependencies.service.database.changes)
             dependencies.streamHeartbeat = heartbeat
             let hub = StreamHub(
-                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, logger: Logger(label: "test"))
+                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, clock: .system, logger: Logger(label: "test"))
             dependencies.streamHub = hub
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {

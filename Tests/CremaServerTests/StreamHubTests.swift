@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaPostgres
 @testable import CremaServer
@@ -18,7 +19,7 @@ import Testing
     func aTickWakesOnlyStreamsBehind() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let service = OrderService(database: CremaDatabase(pool: pool))
+            let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             _ = try await service.database.stores.put(id: "pier-9", name: "Pier 9", timezone: "UTC", tenant: "default")
             _ = try await LifecycleSweeperTests.place(service, at: TestClock(Date()))
@@ -31,7 +32,7 @@ import Testing
                 head = try await service.database.stream.streamHead(store: "market-st", in: .default)
             }
             #expect(head > 0)
-            let hub = StreamHub(changes: nil, stream: service.database.stream, logger: Logger(label: "test"))
+            let hub = StreamHub(changes: nil, stream: service.database.stream, clock: service.clock, logger: Logger(label: "test"))
             var upToDate = [Int]()
             for _ in 0..<50 {
                 upToDate.append(try #require(hub.subscribe(tenant: "default", store: "market-st", holder: "configured:dashboard-0", limit: 100, after: head)).id)
@@ -72,7 +73,7 @@ import Testing
 
     @Test("streams of one store at one cursor woken by one change share one read and one encoding; the next change reads again")
     func onePageReadPerChange() async throws {
-        let hub = StreamHub(changes: nil, logger: Logger(label: "test"))
+        let hub = StreamHub(changes: nil, clock: .system, logger: Logger(label: "test"))
         let store = StoreKey(tenant: "default", store: "market-st")
         for _ in 0..<3 { _ = hub.subscribe(tenant: "default", store: "market-st", holder: "configured:dashboard-0", limit: 100, after: 7) }
         let reads = ReadCounter()

@@ -3,6 +3,7 @@ import CremaAPNs
 import CremaAPNsKey
 import CremaAPNsProtocol
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -243,8 +244,8 @@ import Testing
     @Test("A dispatcher without a key for an app leaves its rows for one that has it")
     func anInstanceWithoutTheKeyLeavesTheRows() async throws {
         try await TestDatabase.with { db in
-            let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test")
-            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test", clock: .system)
+            let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey), clock: service.clock)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             _ = try await service.database.stores.put(id: "h1", name: "H1", timezone: "UTC", tenant: "harbor")
@@ -264,7 +265,7 @@ import Testing
             // This instance signs only the default app: harbor's alert is not claimed.
             let keyring = SigningKeyring(
                 repository: service.database.apnsKeys, masterKey: nil, configured: ["cafe.crema.test": APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")],
-                logger: Logger(label: "test"))
+                logger: Logger(label: "test"), clock: service.clock)
             try await keyring.reload()
             #expect(keyring.apps == [TenantApp(tenant: "default", bundleID: "cafe.crema.test")])
             #expect(try await service.database.deliveries.claim(limit: 10, lease: .seconds(60), apps: keyring.apps, now: Date()).isEmpty)
@@ -282,24 +283,24 @@ import Testing
     func theKeyringReloadsWithinAMinute() async throws {
         try await TestDatabase.with { db in
             let database = CremaDatabase(pool: db.pool)
-            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey))
+            let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey), clock: .system)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
             let clock = TestClock(Date(timeIntervalSince1970: 1_795_000_000))
             let keyring = SigningKeyring(
-                repository: database.apnsKeys, masterKey: admin.masterKey, logger: Logger(label: "test"), now: { clock.now })
+                repository: database.apnsKeys, masterKey: admin.masterKey, logger: Logger(label: "test"), clock: clock.crema)
             try await keyring.reloadIfDue()
             #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
             _ = try await admin.addAPNsKey(
                 tenant: "harbor", bundleID: Self.harborApp, .init(keyID: "HARBORKEY1", p8: Self.harborKey.pkcs8PEM))
-            clock.advance(59)
+            await clock.advance(59)
             try await keyring.reloadIfDue()
             #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
-            clock.advance(1)
+            await clock.advance(1)
             try await keyring.reloadIfDue()
             #expect(keyring.key(for: Self.harborApp, tenant: "harbor")?.fingerprint == Self.harborKey.fingerprint)
             _ = try await admin.setAPNsKey(.retired, tenant: "harbor", bundleID: Self.harborApp, keyID: "HARBORKEY1")
-            clock.advance(60)
+            await clock.advance(60)
             try await keyring.reloadIfDue()
             #expect(keyring.key(for: Self.harborApp, tenant: "harbor") == nil)
         }

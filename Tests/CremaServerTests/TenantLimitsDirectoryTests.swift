@@ -15,7 +15,7 @@ import Testing
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let database = CremaDatabase(pool: pool)
             let clock = TestClock(Date())
-            let directory = TenantLimitsDirectory(defaults: .defaults, repository: database.limits, now: { clock.now })
+            let directory = TenantLimitsDirectory(defaults: .defaults, repository: database.limits, clock: clock.crema)
             func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }
             let start = try await trips()
             let seen = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -28,7 +28,7 @@ import Testing
             let afterPut = try await trips()
             // Another process's change is seen once the period is over; this process's at once (`forget`).
             #expect(try await directory.limits(for: "default").tokensPerCustomer == 20)
-            clock.advance(TenantLimitsDirectory.freshFor)
+            await clock.advance(TenantLimitsDirectory.freshFor)
             #expect(try await directory.limits(for: "default").tokensPerCustomer == 5)
             #expect(try await trips() - afterPut == 1)
             try await database.limits.put(TenantLimitOverrides(tokensPerCustomer: 7), tenant: "default", at: clock.now)

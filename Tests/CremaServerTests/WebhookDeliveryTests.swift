@@ -58,14 +58,14 @@ import Testing
             #expect(try await h.eventually { try await h.settled(endpoint, count: 3) })
             // Two minutes of failures, tried on the backoff's schedule (10 s, 20 s, 40 s, 80 s: the jitter is fixed at its top).
             for _ in 0..<4 {
-                h.clock.advance(30)
+                await h.clock.advance(30)
                 #expect(try await h.eventually { try await Self.unsettled(h) == 0 })
             }
             let failed = receiver.requests.count
             #expect(failed >= 9, "three events, each tried at least three times while failing: \(failed)")
             #expect(try await h.deliveries(endpoint).allSatisfy { $0.state == "pending" })
             receiver.answer(.status(200))
-            h.clock.advance(3600)
+            await h.clock.advance(3600)
             #expect(try await h.eventually { try await h.deliveries(endpoint).allSatisfy { $0.state == "sent" } })
             #expect(receiver.deduplicated.count == 3)
             #expect(Set(receiver.requests.map(\.eventID)).count == 3, "retries carry the same event id")
@@ -83,7 +83,7 @@ import Testing
             #expect(try await h.eventually { try await h.settled(endpoint, count: 1) })
             var steps = 0
             while try await h.deliveries(endpoint).first?.state != "dead", steps < 15 {
-                h.clock.advance(3600)
+                await h.clock.advance(3600)
                 #expect(try await h.eventually { try await Self.unsettled(h) == 0 })
                 steps += 1
             }

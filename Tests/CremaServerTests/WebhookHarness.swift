@@ -1,5 +1,6 @@
 import CremaAPNsKey
 import CremaAPNsSimulator
+import CremaClock
 import CremaCore
 import CremaDelivery
 import CremaPostgres
@@ -14,9 +15,9 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 
-/// The application with a webhook dispatcher on a clock the test moves, a fresh database, and real receivers
-/// (`WebhookReceiver`, HTTP or HTTPS on 127.0.0.1). Registration may allow private addresses (the receivers are on
-/// loopback) while sending refuses them, to show the check at send time.
+/// The application with a webhook dispatcher on a clock the test moves (its poll fallback and maintenance tick too), a
+/// fresh database, and real receivers (`WebhookReceiver`, HTTP or HTTPS on 127.0.0.1). Registration may allow private
+/// addresses (the receivers are on loopback) while sending refuses them, to show the check at send time.
 struct WebhookHarness: Sendable {
     let api: APIClient
     let db: TestDatabase
@@ -26,22 +27,24 @@ struct WebhookHarness: Sendable {
 
     static func run(
         _ label: String = #function, registersPrivate: Bool = true, sendsToPrivate: Bool = true, requestTimeout: Double = 10,
-        _ body: @escaping @Sendable (WebhookHarness) async throws -> Void
+        maintenanceInterval: Duration = .milliseconds(100), _ body: @escaping @Sendable (WebhookHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-hooks-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let certificate = try SimulatorCertificate.loadOrCreate(directory: directory.path)
+        let certificate = try SimulatorCertificate.loadOrCreate(directory: directory.path, now: Date())
         let clock = TestClock(Date())
         let logger = Logger(label: "test")
         try await TestDatabase.with(label) { db in
             var policy = WebhookPolicy()
             policy.requestTimeout = requestTimeout
-            let process = try APIHarness.process(pool: db.pool, conninfo: db.conninfo, workers: [.webhooks], now: { clock.now }, adjusting: { setup in
+            let process = try APIHarness.process(pool: db.pool, conninfo: db.conninfo, workers: [.webhooks], clock: clock.crema, adjusting: { setup in
                 setup.webhookPolicy = policy
                 setup.webhooksAllowPrivateAddresses = registersPrivate
                 setup.webhooksSendToPrivateAddresses = sendsToPrivate
-                setup.webhookDispatcher.pollInterval = .milliseconds(50)
-                setup.webhookDispatcher.maintenanceInterval = .milliseconds(100)
+                // A microsecond of the harness's clock: any move of the clock wakes an idle dispatcher (`eventually` moves it
+                // by that much per look, as waiting would).
+                setup.webhookDispatcher.pollInterval = .microseconds(1)
+                setup.webhookDispatcher.maintenanceInterval = maintenanceInterval
                 setup.webhookDispatcher.trustRootsPEMFile = certificate.caFile
                 // The longest wait of each backoff step, so moving the clock by the cap always makes a retry due.
                 setup.webhookDispatcher.random = { 1 }
@@ -99,11 +102,14 @@ struct WebhookHarness: Sendable {
             "SELECT count(*) FROM webhook_deliveries WHERE state = 'inflight' OR (state = 'pending' AND run_at <= \(clock.now))", as: Int.self) == 0
     }
 
-    /// Waits (up to `deadline` of real time, polling) until `condition` holds; false if it never does.
+    /// Waits (up to `deadline` of real time, polling) until `condition` holds; false if it never does. Each look moves
+    /// the harness's clock by the dispatcher's poll interval (a microsecond), as waiting would: a dispatcher that went
+    /// to sleep just after the test moved the clock finds what became due.
     func eventually(_ deadline: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
             if try await condition() { return true }
+            await clock.advance(0.000_001)
             try await Task.sleep(for: .milliseconds(25))
         }
         return try await condition()

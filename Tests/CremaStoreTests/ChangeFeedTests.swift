@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaService
@@ -34,7 +35,7 @@ import Testing
 
     @Test func aCommitWakesThisProcessWithExactlyTheStoreItChanged() async throws {
         try await TestDatabase.with { db in
-            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             let changes = feed.subscribe(to: .orders)
@@ -49,7 +50,7 @@ import Testing
 
     @Test func aCommitWakesTheDispatchersOnlyWhenItQueuedWorkForThem() async throws {
         try await TestDatabase.with { db in
-            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             _ = try await store.database.stores.put(id: "ferry-bldg", name: "Ferry Building", timezone: "UTC", tenant: "default")
@@ -94,7 +95,7 @@ import Testing
 
     @Test func aRolledBackCommandWakesNobody() async throws {
         try await TestDatabase.with { db in
-            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"))
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             let changes = feed.subscribe(to: .orders)
@@ -116,8 +117,8 @@ import Testing
 
     @Test func aChangeCommittedInOneProcessWakesAnother() async throws {
         try await TestDatabase.with { db in
-            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
-            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "there"))
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "there"))
             let store = try await StoreFixtures.store(in: db, changes: here)
             let changes = there.subscribe(to: .orders)
             try await running([here, there]) {
@@ -131,8 +132,8 @@ import Testing
 
     @Test func anotherProcesssDispatcherWakesOnlyForAnnouncedWorkForIt() async throws {
         try await TestDatabase.with { db in
-            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
-            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "there"))
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "there"))
             let store = try await StoreFixtures.store(in: db, changes: here)
             _ = try await store.database.stores.put(id: "ferry-bldg", name: "Ferry Building", timezone: "UTC", tenant: "default")
             _ = try await store.database.tokens.putCustomerToken(
@@ -156,10 +157,10 @@ import Testing
 
     @Test func aProcessSkipsItsOwnNotification() async throws {
         try await TestDatabase.with { db in
-            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, logger: Logger(label: "here"))
-            let there = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "there"))
+            let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
+            let there = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "there"))
             let store = try await StoreFixtures.store(in: db, changes: here)
-            let elsewhere = OrderService(database: CremaDatabase(pool: db.pool, changes: there))
+            let elsewhere = OrderService(database: CremaDatabase(pool: db.pool, changes: there), clock: .system)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
             let notifications = listener.events()
@@ -182,7 +183,7 @@ import Testing
     @Test func aBurstOfCommitsWithinOneWindowIsAnnouncedByOneNotification() async throws {
         try await TestDatabase.with { db in
             let windows = Windows()
-            let feed = ChangeFeed(pool: db.pool, conninfo: nil, logger: Logger(label: "test"), sleep: windows.sleep)
+            let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: windows.clock, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
             let stores = (1...6).map { StoreKey(tenant: "default", store: "store-\($0)") }
             for key in stores { _ = try await store.database.stores.put(id: key.store, name: key.store, timezone: "UTC", tenant: "default") }
@@ -244,8 +245,9 @@ import Testing
 private final class Windows: Sendable {
     private let ends = AsyncStream.makeStream(of: Void.self)
 
-    var sleep: @Sendable (Duration) async throws -> Void {
-        { [ends] _ in
+    /// The feed's clock: its sleeps end at `end()`; the feed reads no time from it.
+    var clock: CremaClock {
+        CremaClock(now: { Date(timeIntervalSince1970: 0) }) { [ends] _ in
             for await _ in ends.stream { return }
         }
     }

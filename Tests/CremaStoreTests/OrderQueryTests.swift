@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaService
@@ -80,7 +81,7 @@ import Testing
 
     @Test func theBoardOfAnUnknownStoreIsAnError() async throws {
         try await TestDatabase.with { db in
-            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool)).database.orders.board(store: "ghost", in: .default) }
+            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool), clock: .system).database.orders.board(store: "ghost", in: .default) }
         }
     }
 }

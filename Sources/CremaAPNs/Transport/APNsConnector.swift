@@ -1,3 +1,4 @@
+import CremaClock
 import NIOCore
 import NIOHTTP2
 import NIOPosix
@@ -9,6 +10,8 @@ struct APNsConnector: Sendable {
     let group: any EventLoopGroup
     let connectTimeout: Duration
     let retriesFailedConnections: Bool
+    /// Spaces out the attempts (the backoff); the connect deadline itself is an I/O deadline on NIO's real time.
+    let clock: CremaClock
 
     /// APNs never pushes to the client; the other settings are NIOHTTP2's defaults. Streams the client reset (a
     /// request past its deadline) are remembered by the thousand (1,024), not NIOHTTP2's default 32: an answer
@@ -38,7 +41,7 @@ struct APNsConnector: Sendable {
                 guard retriesFailedConnections, case .connectionFailed = failure, NIODeadline.now() + delay < end,
                     !Task.isCancelled
                 else { throw failure }
-                try? await Task.sleep(nanoseconds: UInt64(delay.nanoseconds))
+                try? await clock.sleep(for: .nanoseconds(delay.nanoseconds))
                 delay = min(delay * 2, .seconds(1))
             }
         }

@@ -1,6 +1,7 @@
 import CremaAPNsKey
 import CremaAPNsProtocol
 public import CremaAPNs
+public import CremaClock
 import CremaCore
 import CremaPostgres
 public import CremaStore
@@ -23,6 +24,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
     /// Where wake-ups come from (this process's commits and other processes' announcements); nil polls only.
     let changes: ChangeFeed?
     let configuration: DispatcherConfiguration
+    /// Expiries, retry and held-for-key times, latency, and every wait (the poll fallback, the linger, the maintenance
+    /// tick): the root's clock, so a test moves time instead of waiting for it.
+    let clock: CremaClock
     let logger: Logger
     let metrics: DispatcherMetrics
 
@@ -30,7 +34,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
 
     public init(
         store: DeliveryRepository, client: APNsClient, keyring: SigningKeyring, apnsKeys: APNsKeyRepository?, changes: ChangeFeed?,
-        configuration: DispatcherConfiguration = .init(), registry: PrometheusCollectorRegistry, logger: Logger
+        configuration: DispatcherConfiguration = .init(), clock: CremaClock, registry: PrometheusCollectorRegistry, logger: Logger
     ) {
         self.store = store
         self.client = client
@@ -38,13 +42,14 @@ public struct Dispatcher: Service, CustomStringConvertible {
         self.apnsKeys = apnsKeys
         self.changes = changes
         self.configuration = configuration
+        self.clock = clock
         self.logger = logger
         self.metrics = DispatcherMetrics(registry: registry)
     }
 
     public func run() async throws {
         // One doorbell per worker: commits that queued pushes ring them all, a finished send only its own worker's.
-        let doorbells = (0..<max(1, configuration.workers)).map { _ in Doorbell() }
+        let doorbells = (0..<max(1, configuration.workers)).map { _ in Doorbell(clock: clock) }
         let changes = self.changes?.subscribe(to: .pushes)
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
@@ -99,12 +104,12 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     // A few outcomes while many sends are still out: wait a moment for more, so a statement records
                     // a batch at high rates, and never longer than the linger, so a slow send holds no one.
                     if !done.isEmpty, window.isWorthWaiting(finished: done.count) {
-                        try? await Task.sleep(for: configuration.recordLinger)
+                        try? await clock.sleep(for: configuration.recordLinger)
                         done += finished.takeAll()
                     }
                     if !done.isEmpty {
                         do {
-                            try await store.record(done, now: configuration.now())
+                            try await store.record(done, now: clock.now)
                             recordFailures = 0
                         } catch {
                             recordFailures += 1
@@ -122,8 +127,11 @@ public struct Dispatcher: Service, CustomStringConvertible {
                         for result in done { metrics.record(result) }
                     }
                     var claimedAll = false
+                    // The poll fallback counts from the claim's time: a row the claim found not yet due is looked
+                    // for again a poll interval after that, however long the claim took.
+                    let claimedAt = clock.now
                     if !stopping, let limit = window.claimLimit {
-                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: configuration.now())
+                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt)
                         window.started(batch.count)
                         for delivery in batch {
                             group.addTask {
@@ -139,13 +147,13 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     }
                     // Sleep only when nothing came back and the outbox had no more for us; a finished send, an order
                     // change or graceful shutdown rings the doorbell.
-                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
+                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) }
                 } catch {
                     // A statement interrupted by shutdown is not an outage.
                     if Task.isCancelled { break }
                     if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
                     failing = true
-                    try? await Task.sleep(for: configuration.pollInterval)
+                    try? await clock.sleep(for: configuration.pollInterval)
                 }
             }
         }
@@ -154,7 +162,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         let rest = finished.takeAll()
         if !rest.isEmpty {
             let store = self.store
-            let now = configuration.now()
+            let now = clock.now
             do {
                 try await Task { try await store.record(rest, now: now) }.value
             } catch {
@@ -180,7 +188,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         guard let token = delivery.token, let environment = delivery.environment, !delivery.tokenRetired else {
             return DeliveryResult(delivery: delivery, outcome: .skipped(reason: "the token was retired before this push was sent"))
         }
-        let now = configuration.now()
+        let now = clock.now
         if let expiry = delivery.expiresAt, expiry < now {
             return DeliveryResult(delivery: delivery, outcome: .dead(status: nil, reason: "expired before it could be sent"))
         }
@@ -224,7 +232,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 "APNs retired a token", metadata: ["delivery": "\(delivery.id)", "reason": "\(reason)", "target": "\(delivery.target.map { "\($0)" } ?? "-")"])
             return .tokenRetired(status: response.status, reason: reason, since: since)
         case .signingKeyRejected:
-            return .heldForKey(at: configuration.now().addingTimeInterval(Self.heldForKeyDelay), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
+            return .heldForKey(at: clock.now.addingTimeInterval(Self.heldForKeyDelay), status: response.status, reason: "\(reason): the app's APNs key was refused; waiting for a key APNs accepts")
         case .deadLetter:
             logger.warning("APNs refused a push for good", metadata: ["delivery": "\(delivery.id)", "status": "\(response.status)", "reason": "\(reason)"])
             return .dead(status: response.status, reason: reason)
@@ -258,7 +266,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         guard let delay = policy.delay(afterAttempt: delivery.attempts, retryAfter: after, random: Double.random(in: 0..<1)) else {
             return .dead(status: status, reason: "\(reason) (gave up after \(delivery.attempts) attempts)")
         }
-        return .retry(at: configuration.now().addingTimeInterval(delay), status: status, reason: reason)
+        return .retry(at: clock.now.addingTimeInterval(delay), status: status, reason: reason)
     }
 
     /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes of the
@@ -268,7 +276,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         var waitingForKey = 0
         while !Task.isCancelled {
             do {
-                let now = configuration.now()
+                let now = clock.now
                 let rescued = try await store.rescueExpiredLeases(at: now)
                 if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
                 try await keyring.reloadIfDue()
@@ -291,7 +299,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
             } catch {
                 logger.debug("outbox maintenance failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: configuration.maintenanceInterval)
+            try? await clock.sleep(for: configuration.maintenanceInterval)
         }
     }
 }

@@ -1,5 +1,4 @@
 public import CremaCore
-public import Foundation
 
 /// How a dispatcher claims and sends: sizes, lease, wake-up fallback, retention, retries.
 public struct DispatcherConfiguration: Sendable {
@@ -18,9 +17,6 @@ public struct DispatcherConfiguration: Sendable {
     /// Finished rows older than this are pruned (the planner looks back 24 hours, so keep more).
     public var retention: Double = 72 * 3600
     public var retry = RetryPolicy()
-    /// The dispatcher's wall clock: expiries, retry and held-for-key times, latency. Injected so a test moves time
-    /// instead of waiting for it; waiting itself (the poll fallback, the maintenance tick) stays on real time.
-    public var now: @Sendable () -> Date = Date.init
 
     public init() {}
 }

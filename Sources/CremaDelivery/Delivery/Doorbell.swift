@@ -1,7 +1,12 @@
+import CremaClock
+import Foundation
+
 /// Wakes idle dispatcher workers: rung on every order change and every finished send, waited on with a timeout (the
 /// poll fallback). A ring with nobody waiting is remembered once, so a notification that arrives mid-batch is never
 /// lost.
 actor Doorbell {
+    /// Times the waits: the dispatcher's clock.
+    private let clock: CremaClock
     private struct Waiter {
         var continuation: CheckedContinuation<Void, Never>
         var timer: Task<Void, Never>
@@ -10,6 +15,10 @@ actor Doorbell {
     private var waiters: [Int: Waiter] = [:]
     private var next = 0
     private var rung = false
+
+    init(clock: CremaClock) {
+        self.clock = clock
+    }
 
     func ring() {
         guard !waiters.isEmpty else {
@@ -24,14 +33,18 @@ actor Doorbell {
         }
     }
 
-    /// Returns when rung, after `timeout`, or when the task is cancelled.
-    func wait(timeout: Duration) async {
+    /// Returns when rung, `timeout` after `start` (by default now), or when the task is cancelled.
+    func wait(timeout: Duration, from start: Date? = nil) async {
         if rung {
             rung = false
             return
         }
         next += 1
         let id = next
+        // The deadline is fixed here, not when the timer's task first runs: on a clock a test moves, a task that starts
+        // after the move would otherwise wait from the new time.
+        let (seconds, attoseconds) = timeout.components
+        let deadline = (start ?? clock.now).addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // Registered in the same turn of this actor as the check above: no ring can slip in between.
@@ -39,8 +52,9 @@ actor Doorbell {
                     continuation.resume()
                     return
                 }
+                let clock = self.clock
                 let timer = Task {
-                    try? await Task.sleep(for: timeout)
+                    try? await clock.sleep(until: deadline)
                     self.release(id)
                 }
                 waiters[id] = Waiter(continuation: continuation, timer: timer)

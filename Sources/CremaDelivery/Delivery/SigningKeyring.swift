@@ -1,4 +1,5 @@
 public import CremaAPNsKey
+public import CremaClock
 public import CremaCore
 public import CremaService
 public import CremaStore
@@ -32,7 +33,7 @@ public final class SigningKeyring: Sendable {
     private let configured: [TenantApp: APNsSigningKey]
     private let fallback: APNsSigningKey?
     private let logger: Logger
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
     private let onLoad: (@Sendable (APNsSigningKey) -> Void)?
     private let state = Mutex(State())
     /// How often the database's keys are read again.
@@ -46,7 +47,7 @@ public final class SigningKeyring: Sendable {
     ///   - onLoad: told of each key loaded from the database (the built-in simulator trusts it, as Apple would).
     public init(
         repository: APNsKeyRepository?, masterKey: MasterKey?, configured: [String: APNsSigningKey] = [:], fallback: APNsSigningKey? = nil,
-        logger: Logger, now: @escaping @Sendable () -> Date = Date.init, onLoad: (@Sendable (APNsSigningKey) -> Void)? = nil
+        logger: Logger, clock: CremaClock, onLoad: (@Sendable (APNsSigningKey) -> Void)? = nil
     ) {
         self.onLoad = onLoad
         self.repository = repository
@@ -55,7 +56,7 @@ public final class SigningKeyring: Sendable {
             configured.map { (TenantApp(tenant: TenantScope.defaultTenantName, bundleID: $0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.fallback = fallback
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// The key that signs `tenant`'s pushes for `bundleID` here, or nil: then the row is not this instance's to send.
@@ -109,7 +110,7 @@ public final class SigningKeyring: Sendable {
                 unusable[app] = "key \(key.keyID): \(error)"
             }
         }
-        let at = now()
+        let at = clock.now
         let (added, newlyUnusable) = state.withLock { state -> ([TenantApp], [TenantApp: String]) in
             guard generation > state.applied else { return ([], [:]) }
             state.applied = generation
@@ -136,7 +137,7 @@ public final class SigningKeyring: Sendable {
 
     /// Reloads when the last load is `reloadInterval` old (or there was none); the dispatcher calls it every tick.
     public func reloadIfDue() async throws {
-        let due = state.withLock { state in state.loadedAt.map { now().timeIntervalSince($0) >= Self.reloadInterval } ?? true }
+        let due = state.withLock { state in state.loadedAt.map { clock.now.timeIntervalSince($0) >= Self.reloadInterval } ?? true }
         if due { try await reload() }
     }
 }

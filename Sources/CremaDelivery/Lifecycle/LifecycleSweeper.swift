@@ -1,7 +1,8 @@
+public import CremaClock
 public import CremaService
 import CremaCore
 public import CremaStore
-public import Foundation
+import Foundation
 public import Logging
 public import Prometheus
 public import ServiceLifecycle
@@ -25,7 +26,7 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
     let interval: Duration
     /// Orders handled per statement; a sweep repeats retention until a batch comes back short.
     let batchSize: Int
-    let now: @Sendable () -> Date
+    let clock: CremaClock
     let logger: Logger
     let metrics: LifecycleMetrics
     /// Orders whose close failed, left out of the scans for a while.
@@ -35,7 +36,7 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
 
     public init(
         service: OrderService, retentionDays: Int, interval: Duration = .seconds(30), batchSize: Int = 200,
-        now: @escaping @Sendable () -> Date = Date.init, registry: PrometheusCollectorRegistry = .init(), logger: Logger
+        clock: CremaClock, registry: PrometheusCollectorRegistry = .init(), logger: Logger
     ) {
         metrics = LifecycleMetrics(registry: registry)
         quarantine = SweepQuarantine(firstWait: TimeInterval(interval.components.seconds))
@@ -43,12 +44,12 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
         self.retentionDays = retentionDays
         self.interval = interval
         self.batchSize = batchSize
-        self.now = now
+        self.clock = clock
         self.logger = logger
     }
 
-    /// One pass of each kind at `now()`: expiry, then retention, each whatever the other did. A pass that cannot read
-    /// its work (the database is down) throws, after the other pass ran.
+    /// One pass of each kind at the clock's now: expiry, then retention, each whatever the other did. A pass that
+    /// cannot read its work (the database is down) throws, after the other pass ran.
     public func sweep() async throws(StoreError) -> Sweep {
         var expiry: Result<Int, StoreError>
         do throws(StoreError) { expiry = .success(try await expire()) } catch { expiry = .failure(error) }
@@ -56,11 +57,11 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
         return Sweep(expired: try expiry.get(), scrubbed: scrubbed)
     }
 
-    /// Closes every overdue order found at `now()` once (the close re-checks under the order's lock and by its version,
-    /// so an order another process closed or a barista moved on is left alone). An order whose close fails is logged
+    /// Closes every overdue order found at the clock's now once (the close re-checks under the order's lock and by its
+    /// version, so an order another process closed or a barista moved on is left alone). An order whose close fails is logged
     /// with its id, counted, and left out of the scans for a while (`SweepQuarantine`): the others are closed anyway.
     public func expire() async throws(StoreError) -> Int {
-        let at = now()
+        let at = clock.now
         var expired = 0
         let overdueOrders: [LifecycleRepository.OverdueOrder]
         do throws(StoreError) {
@@ -101,7 +102,7 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
 
     /// Removes the personal data of orders ended longer ago than the retention period, batch by batch.
     public func retain() async throws(StoreError) -> Int {
-        let at = now()
+        let at = clock.now
         let cutoff = at.addingTimeInterval(-TimeInterval(retentionDays) * 86_400)
         var scrubbed = 0
         do throws(StoreError) {
@@ -144,7 +145,7 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
                 if Task.isCancelled { break }
                 logger.warning("lifecycle pass failed", metadata: ["pass": "\(pass)", "code": "\(error.code)"])
             }
-            try? await Task.sleep(for: interval)
+            try? await clock.sleep(for: interval)
         }
     }
 }

@@ -1,3 +1,4 @@
+public import CremaClock
 import CremaCore
 public import CremaService
 public import CremaStore
@@ -18,28 +19,32 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
     let clients: WebhookClients
     let changes: ChangeFeed?
     let configuration: WebhookDispatcherConfiguration
+    /// Signatures, due times, leases, and the waits (the poll fallback, the maintenance tick): the root's clock, so a
+    /// test moves time instead of waiting for it.
+    let clock: CremaClock
     let logger: Logger
     let metrics: WebhookMetrics
 
     public var description: String { "WebhookDispatcher" }
 
     public init(
-        service: WebhookService, changes: ChangeFeed?, configuration: WebhookDispatcherConfiguration = .init(), registry: PrometheusCollectorRegistry,
-        logger: Logger
+        service: WebhookService, changes: ChangeFeed?, configuration: WebhookDispatcherConfiguration = .init(), clock: CremaClock,
+        registry: PrometheusCollectorRegistry, logger: Logger
     ) throws {
         self.metrics = WebhookMetrics(registry: registry)
         self.store = service.database.webhooks
         self.clients = try WebhookClients(
             trustRootsPEMFile: configuration.trustRootsPEMFile, connectTimeout: configuration.connectTimeout, logger: logger)
         self.sender = WebhookSender(
-            service: service, clients: clients, policy: configuration.policy, now: configuration.now, random: configuration.random, logger: logger)
+            service: service, clients: clients, policy: configuration.policy, clock: clock, random: configuration.random, logger: logger)
         self.changes = changes
         self.configuration = configuration
+        self.clock = clock
         self.logger = logger
     }
 
     public func run() async throws {
-        let doorbell = Doorbell()
+        let doorbell = Doorbell(clock: clock)
         let changes = self.changes?.subscribe(to: .webhooks)
         await withTaskGroup(of: Void.self) { group in
             if let changes {
@@ -70,11 +75,13 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let room = configuration.capacity - inFlight.count.withLock { $0 }
                 var claimedAll = false
+                // The poll fallback counts from the claim's time (see `Dispatcher.work`).
+                let claimedAt = clock.now
                 if room > 0 {
                     do {
                         let claimed = try await store.claim(
                             limit: room, perEndpoint: configuration.policy.inFlightPerEndpoint, perTenant: configuration.tenantShare,
-                            lease: configuration.policy.lease, now: configuration.now())
+                            lease: configuration.policy.lease, now: claimedAt)
                         if failing {
                             logger.info("webhook dispatcher reconnected to the database")
                             failing = false
@@ -95,7 +102,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
                         failing = true
                     }
                 }
-                if !claimedAll { await doorbell.wait(timeout: configuration.pollInterval) }
+                if !claimedAll { await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) }
             }
         }
     }
@@ -121,7 +128,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
         // Recorded even when the service is stopping: the request went out, and sending it again is worse than a late
         // record. A record that fails leaves the lease to bring the delivery back.
         do {
-            try await Task { try await store.record(delivery, outcome, now: configuration.now()) }.value
+            try await Task { try await store.record(delivery, outcome, now: clock.now) }.value
         } catch {
             logger.error("could not record a webhook outcome; it is sent again after its lease", metadata: metadata.merging(["error": "\(error)"]) { $1 })
         }
@@ -132,7 +139,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
         var lastPrune: Date?
         while !Task.isCancelled {
             do {
-                let now = configuration.now()
+                let now = clock.now
                 let rescued = try await store.rescueExpiredLeases(now: now, maxAttempts: configuration.policy.retry.maxAttempts)
                 if rescued > 0 { logger.warning("rescued webhook deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
                 let depth = try await store.depth(now: now)
@@ -145,7 +152,7 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
             } catch {
                 logger.debug("webhook maintenance failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: configuration.maintenanceInterval)
+            try? await clock.sleep(for: configuration.maintenanceInterval)
         }
     }
 }

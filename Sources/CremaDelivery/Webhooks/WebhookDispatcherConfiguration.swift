@@ -1,5 +1,4 @@
 public import CremaCore
-public import Foundation
 
 /// How the webhook dispatcher claims and sends (the receiver-facing numbers are `WebhookPolicy`'s).
 public struct WebhookDispatcherConfiguration: Sendable {
@@ -19,8 +18,6 @@ public struct WebhookDispatcherConfiguration: Sendable {
     public var connectTimeout: Double = 5
     /// A PEM file of extra CAs to trust for HTTPS receivers (`CREMA_WEBHOOK_CA_FILE`), beside the system's.
     public var trustRootsPEMFile: String?
-    /// The dispatcher's clock: signatures, due times, leases. Injected so a test moves time instead of waiting for it.
-    public var now: @Sendable () -> Date = Date.init
     /// The retry jitter's source, in 0..<1.
     public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
 

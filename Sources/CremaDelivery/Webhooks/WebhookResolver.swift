@@ -1,7 +1,8 @@
+public import CremaClock
 public import CremaCore
 public import CremaService
 public import CremaStore
-public import Foundation
+import Foundation
 import NIOPosix
 
 #if canImport(Glibc)
@@ -57,10 +58,10 @@ extension WebhookService {
     /// (`crema serve`, `crema dispatch`, `CremaApplication`) and the tests.
     public static func resolvingDNS(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
-        policy: WebhookPolicy = WebhookPolicy(), now: @escaping @Sendable () -> Date = Date.init
+        policy: WebhookPolicy = WebhookPolicy(), idempotency: IdempotencyGate? = nil, clock: CremaClock
     ) -> WebhookService {
         WebhookService(
             database: database, limits: limits, masterKey: masterKey, allowsPrivateAddresses: allowsPrivateAddresses, policy: policy,
-            resolve: { host in try await WebhookResolver.addresses(of: host) }, now: now)
+            resolve: { host in try await WebhookResolver.addresses(of: host) }, idempotency: idempotency, clock: clock)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaService
 import CremaStore
@@ -15,7 +16,9 @@ struct WebhookSender: Sendable {
     let service: WebhookService
     let clients: WebhookClients
     let policy: WebhookPolicy
-    let now: @Sendable () -> Date
+    /// Signs and schedules retries on the dispatcher's clock; the attempt's deadline is an I/O deadline on real
+    /// monotonic time (it bounds `getaddrinfo` and is AsyncHTTPClient's own timeout), not a wait of Crema's.
+    let clock: CremaClock
     let random: @Sendable () -> Double
     let logger: Logger
 
@@ -40,7 +43,7 @@ struct WebhookSender: Sendable {
             guard let delay = policy.retry.delay(afterAttempt: attempts, retryAfter: retryAfter, random: random()) else {
                 return .dead(status: status, error: "\(error) (gave up after \(attempts) attempts)")
             }
-            return .retry(at: now().addingTimeInterval(delay), status: status, error: error)
+            return .retry(at: clock.now.addingTimeInterval(delay), status: status, error: error)
         }
     }
 
@@ -82,7 +85,7 @@ struct WebhookSender: Sendable {
         request.headers.add(name: "Crema-Event-Type", value: delivery.eventType)
         request.headers.add(name: "Crema-Delivery-Attempt", value: "\(delivery.attempts)")
         request.headers.add(
-            name: "Crema-Signature", value: WebhookSecret.signature(secret: secret, timestamp: Int(now().timeIntervalSince1970), body: body))
+            name: "Crema-Signature", value: WebhookSecret.signature(secret: secret, timestamp: Int(clock.now.timeIntervalSince1970), body: body))
         request.body = .bytes(ByteBuffer(bytes: body))
         let client = await clients.client(host: url.host, address: address)
         do {
@@ -127,6 +130,8 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     ) {
         waiting.withLock { $0 = continuation }
         let timer = Task {
+            // Real monotonic time, not the injected clock: this bounds blocking I/O (a `getaddrinfo` that never
+            // answers) and shares its deadline with AsyncHTTPClient's timeout, which runs on real time too.
             try? await Task.sleep(until: deadline, clock: .continuous)
             self.finish(.success(nil))
         }

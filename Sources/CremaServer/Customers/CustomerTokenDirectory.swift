@@ -1,9 +1,10 @@
 public import CremaAPI
+public import CremaClock
 import CremaCore
 public import CremaService
 import CremaSettings
 public import CremaStore
-public import Foundation
+import Foundation
 public import Logging
 public import ServiceLifecycle
 import JWTKit
@@ -30,7 +31,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
     private let configured: CustomerTokenVerifier?
     private let settings: CustomerTokenSettingsRepository?
     private let masterKey: MasterKey?
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -40,13 +41,13 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
     ///   - now: the clock tokens are checked against (tests inject one).
     public init(
         configured: CustomerTokenVerifier?, settings: CustomerTokenSettingsRepository?, masterKey: MasterKey?, logger: Logger,
-        now: @escaping @Sendable () -> Date = Date.init
+        clock: CremaClock
     ) {
         self.configured = configured
         self.settings = settings
         self.masterKey = masterKey
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// Verifies a token with the keys of the tenant its `tenant` claim names (absent: `default`).
@@ -77,7 +78,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await self.reload()
-                try? await Task.sleep(for: Self.reloadInterval)
+                try? await self.clock.sleep(for: Self.reloadInterval)
             }
         }
     }
@@ -89,7 +90,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
             for stored in try await settings.all() {
                 do {
                     verifiers[stored.tenant] = try await CustomerTokenVerifier(
-                        try openSettings(stored), tenant: stored.tenant, leeway: CustomerTokenVerifier.defaultLeeway, now: now)
+                        try openSettings(stored), tenant: stored.tenant, leeway: CustomerTokenVerifier.defaultLeeway, clock: clock)
                 } catch {
                     logger.error("a tenant's customer token keys cannot be used", metadata: ["tenant": "\(stored.tenant)", "error": "\(error)"])
                 }

@@ -1,4 +1,5 @@
 public import CremaAPI
+public import CremaClock
 public import CremaCore
 public import CremaSettings
 public import Foundation
@@ -22,13 +23,13 @@ public struct CustomerTokenVerifier: Sendable {
     public let tenant: String
     /// The clock skew tolerated between the brand's backend and Crema.
     public let leeway: TimeInterval
-    let now: @Sendable () -> Date
+    let clock: CremaClock
 
     public static let defaultLeeway: TimeInterval = 60
 
     public init(
         _ settings: CustomerTokenSettings, tenant: String = TenantScope.defaultTenantName, leeway: TimeInterval = Self.defaultLeeway,
-        now: @escaping @Sendable () -> Date = { Date() }
+        clock: CremaClock
     ) async throws {
         self.tenant = tenant
         var entries: [Entry] = []
@@ -47,7 +48,7 @@ public struct CustomerTokenVerifier: Sendable {
         issuer = settings.issuer
         audience = settings.audience
         self.leeway = leeway
-        self.now = now
+        self.clock = clock
     }
 
     /// Whether a bearer credential is shaped like a JWT (three base64url parts, a JSON header), so it goes to
@@ -86,7 +87,7 @@ public struct CustomerTokenVerifier: Sendable {
 
     /// The claim checks, at the injected clock's time.
     func check(_ claims: CustomerClaims) -> Result<CustomerIdentity, CustomerTokenRefusal> {
-        let now = now()
+        let now = clock.now
         guard let exp = claims.exp, let iss = claims.iss, let aud = claims.aud, let sub = claims.sub?.value,
             (try? OrderValidation.customerRef(sub)) != nil
         else { return .failure(.missingClaim) }

@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaCore
 import Foundation
 import Hummingbird
@@ -20,10 +21,10 @@ struct ErrorMiddleware: RouterMiddleware {
     /// Seconds between two "database unavailable" lines while every request fails.
     static let databaseLogInterval: TimeInterval = 10
 
-    init(routes: RouteTable, limitMetrics: LimitMetrics, now: @escaping @Sendable () -> Date) {
+    init(routes: RouteTable, limitMetrics: LimitMetrics, clock: CremaClock) {
         self.routes = routes
         self.limitMetrics = limitMetrics
-        self.databaseFailures = SharedFailureLog(interval: Self.databaseLogInterval, now: now)
+        self.databaseFailures = SharedFailureLog(interval: Self.databaseLogInterval, clock: clock)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -1,20 +1,21 @@
 import CremaCivilTime
+import CremaClock
 import Foundation
 import Synchronization
 
 /// The `Date` field every answer carries (RFC 9110's IMF-fixdate), formatted once per second rather than per
 /// answer.
 final class HTTPDateHeader: Sendable {
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
     private let cache = Mutex<(second: Int, text: String)>((.min, ""))
 
-    init(now: @escaping @Sendable () -> Date = Date.init) {
-        self.now = now
+    init(clock: CremaClock) {
+        self.clock = clock
     }
 
     /// The field's value for the current second.
     var value: String {
-        let second = Int(now().timeIntervalSince1970.rounded(.down))
+        let second = Int(clock.now.timeIntervalSince1970.rounded(.down))
         return cache.withLock { cache in
             if cache.second != second { cache = (second, Self.text(secondsSince1970: second)) }
             return cache.text

@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaService
 import Foundation
@@ -12,7 +13,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = CremaRequestContext
     let limiter: RequestRateLimiter
     let limits: TenantLimitsDirectory
-    let now: @Sendable () -> Date
+    let clock: CremaClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let caller: (id: String, tenant: String?)
@@ -26,7 +27,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         var setting = limits.defaults.rate
         if let tenant = caller.tenant, let tenantLimits = try? await limits.limits(for: tenant) { setting = tenantLimits.rate }
         guard case .limited(let rate) = setting else { return try await next(request, context) }
-        if case .refused(let seconds) = limiter.take(caller.id, rate: rate, now: now()) { throw APIError.rateLimited(retryAfter: seconds) }
+        if case .refused(let seconds) = limiter.take(caller.id, rate: rate, now: clock.now) { throw APIError.rateLimited(retryAfter: seconds) }
         return try await next(request, context)
     }
 }

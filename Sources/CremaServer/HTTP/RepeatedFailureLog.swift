@@ -1,3 +1,4 @@
+import CremaClock
 import Foundation
 import Synchronization
 
@@ -45,15 +46,15 @@ struct RepeatedFailureLog: Sendable {
 /// A `RepeatedFailureLog` shared by every request, read on the service's clock.
 final class SharedFailureLog: Sendable {
     private let state: Mutex<RepeatedFailureLog>
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
 
-    init(interval: TimeInterval, now: @escaping @Sendable () -> Date) {
+    init(interval: TimeInterval, clock: CremaClock) {
         state = Mutex(RepeatedFailureLog(interval: interval))
-        self.now = now
+        self.clock = clock
     }
 
     func occurred() -> RepeatedFailureLog.Decision {
-        let now = now()
+        let now = clock.now
         return state.withLock { $0.occurred(at: now) }
     }
 }

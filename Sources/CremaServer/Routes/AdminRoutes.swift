@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaService
 import CremaStore
@@ -53,7 +54,7 @@ struct AdminRoutes {
         guard try context.presentedKey().tenant == nil else { throw APIError.limitsNeedOperator }
         let body = try WireCoding.decode(TenantLimitsDocument.self, from: try await request.bodyData(context: context))
         let overrides = try body.overrides()
-        try await admin.database.limits.put(overrides, tenant: tenant, at: limits.now())
+        try await admin.database.limits.put(overrides, tenant: tenant, at: limits.clock.now)
         limits.forget(tenant)
         context.logger.info("tenant limits set", metadata: ["tenant": "\(tenant)"])
         return try JSONResponse.make(.ok, TenantLimitsDocument(limits.defaults.overridden(by: overrides), own: overrides))

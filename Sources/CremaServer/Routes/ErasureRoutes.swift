@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaService
 import CremaStore
@@ -23,7 +24,7 @@ struct ErasureRoutes {
         } catch {
             throw APIError.order(error)
         }
-        guard let counts = try await service.database.lifecycle.erase(customerRef: ref, tenant: tenant, now: service.clock()) else {
+        guard let counts = try await service.database.lifecycle.erase(customerRef: ref, tenant: tenant, now: service.clock.now) else {
             throw APIError.customerNotFound
         }
         // Counts only: the ref is exactly what was erased.

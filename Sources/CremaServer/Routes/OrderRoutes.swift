@@ -1,5 +1,6 @@
 import CremaService
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaStore
 import Foundation
@@ -61,7 +62,7 @@ struct OrderRoutes {
         guard let shop = try await service.database.stores.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
         let preview = try OrderPreview(
             order: detail.order, lastEvent: detail.events.last?.type ?? .placed, etaBefore: OrderPreview.etaBefore(lastOf: detail.events),
-            store: shop, now: service.clock(), policy: service.deliveryPolicy)
+            store: shop, now: service.clock.now, policy: service.deliveryPolicy)
         return try JSONResponse.make(.ok, preview)
     }
 

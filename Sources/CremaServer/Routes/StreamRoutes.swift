@@ -1,5 +1,6 @@
 import CremaAPNsProtocol
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaService
 import CremaStore
@@ -42,7 +43,7 @@ struct StreamRoutes {
         try await changes.issueStreamTicket(
             ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
-            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: hub.now().addingTimeInterval(Self.ticketLifetime)),
+            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: hub.clock.now.addingTimeInterval(Self.ticketLifetime)),
             headers: [.cacheControl: "no-store"])
     }
 

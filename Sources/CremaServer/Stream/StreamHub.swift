@@ -1,5 +1,6 @@
+public import CremaClock
 public import CremaStore
-public import Foundation
+import Foundation
 public import Logging
 public import ServiceLifecycle
 import Synchronization
@@ -51,7 +52,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     let sweepInterval: Duration
     /// Reads the stores' heads and the keys' validity on each tick; nil wakes every stream on each tick instead.
     let stream: StreamRepository?
-    let now: @Sendable () -> Date
+    let clock: CremaClock
     private let state = Mutex(State())
 
     public var description: String { "StreamHub" }
@@ -59,12 +60,12 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     /// `changes` nil: subscribers see changes at the next sweep.
     public init(
         changes: ChangeFeed?, stream: StreamRepository? = nil, sweepInterval: Duration = .seconds(1),
-        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        clock: CremaClock, logger: Logger
     ) {
         self.changes = changes
         self.stream = stream
         self.sweepInterval = sweepInterval
-        self.now = now
+        self.clock = clock
         self.logger = logger
     }
 
@@ -138,7 +139,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
             (Set(state.subscribers.values.map(\.store)), Set(state.subscribers.values.compactMap { Self.keyID(of: $0.holder) }))
         }
         var closed = 0
-        if let unusable = try? await stream.unusableKeys(Array(keys), now: now()), !unusable.isEmpty { closed = close(keysWithIDs: unusable) }
+        if let unusable = try? await stream.unusableKeys(Array(keys), now: clock.now), !unusable.isEmpty { closed = close(keysWithIDs: unusable) }
         guard let heads = try? await stream.streamHeads(Array(stores)) else { return Tick(woken: wake(nil), closed: closed) }
         let woken = state.withLock { state in
             var woken = 0
@@ -206,7 +207,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: self.sweepInterval)
+                        try? await self.clock.sleep(for: self.sweepInterval)
                         await self.tick()
                     }
                 }

@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaStore
 public import Foundation
 import Synchronization
@@ -8,18 +9,18 @@ import Synchronization
 public struct APIKeyVerifier: Sendable {
     let keys: APIKeyRepository
     let cache: APIKeyCache
-    let now: @Sendable () -> Date
+    let clock: CremaClock
 
-    public init(keys: APIKeyRepository, cache: APIKeyCache = APIKeyCache(), now: @escaping @Sendable () -> Date = Date.init) {
+    public init(keys: APIKeyRepository, cache: APIKeyCache = APIKeyCache(), clock: CremaClock) {
         self.keys = keys
         self.cache = cache
-        self.now = now
+        self.clock = clock
     }
 
     /// The key's principal; nil when it is not a key Crema issued; a refusal when it expired or was revoked.
     public func verify(_ presented: Substring) async throws -> Result<APIPrincipal, APIKeyRefusal>? {
         guard let id = APIKeySecret.id(of: presented) else { return nil }
-        let at = now()
+        let at = clock.now
         let stored: StoredAPIKey?
         if let cached = cache.lookup(id, at: at) {
             stored = cached

@@ -1,8 +1,9 @@
 public import CremaAPI
 import CremaAPNsKey
+public import CremaClock
 import CremaCore
 public import CremaStore
-public import Foundation
+import Foundation
 
 /// Tenants, apps, APNs keys and API keys (docs/tenants.md): what the admin routes and `crema admin` both call, so
 /// the HTTP API and the command line validate, seal and hash the same way.
@@ -12,16 +13,16 @@ public struct AdminService: Sendable {
     public let masterKey: MasterKey?
     /// Runs the administrative POSTs once per Idempotency-Key.
     public let idempotency: IdempotencyGate
-    private let now: @Sendable () -> Date
+    let clock: CremaClock
 
     /// - Parameter idempotency: nil: a gate on `database` that waits on the real clock.
     public init(
-        database: CremaDatabase, masterKey: MasterKey?, idempotency: IdempotencyGate? = nil, now: @escaping @Sendable () -> Date = Date.init
+        database: CremaDatabase, masterKey: MasterKey?, idempotency: IdempotencyGate? = nil, clock: CremaClock
     ) {
         self.database = database
         self.masterKey = masterKey
-        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
-        self.now = now
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency, clock: clock)
+        self.clock = clock
     }
 
     // MARK: - Tenants and apps
@@ -102,13 +103,13 @@ public struct AdminService: Sendable {
             }
             guard role != .admin else { throw ServiceError.invalidField(field: "stores", reason: "an admin key administers the whole tenant") }
         }
-        if let expiry = request.expiresAt, expiry <= now() {
+        if let expiry = request.expiresAt, expiry <= clock.now {
             throw ServiceError.invalidField(field: "expires_at", reason: "must be in the future")
         }
         let secret = APIKeySecret.generate()
         let stored = StoredAPIKey(
             id: secret.id, tenant: tenant, role: role, stores: request.stores.map { Array(Set($0)).sorted() },
-            hash: APIKeySecret.hash(secret.presented), createdAt: now(), expiresAt: request.expiresAt, revokedAt: nil,
+            hash: APIKeySecret.hash(secret.presented), createdAt: clock.now, expiresAt: request.expiresAt, revokedAt: nil,
             rotatedFrom: rotatedFrom)
         try await database.apiKeys.insert(stored)
         return (stored, secret.presented)
@@ -120,7 +121,7 @@ public struct AdminService: Sendable {
             throw ServiceError.unknownAPIKey(id)
         }
         guard old.revokedAt == nil else { throw ServiceError.apiKeyRevoked }
-        if let expiry = old.expiresAt, expiry <= now() {
+        if let expiry = old.expiresAt, expiry <= clock.now {
             throw ServiceError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
         }
         return try await issueAPIKey(

@@ -1,5 +1,6 @@
 import CremaAPNsProtocol
 public import CremaAPI
+import CremaClock
 import Crypto
 import CremaStore
 import Foundation
@@ -69,7 +70,7 @@ extension AdminService {
         }
         let keys = try CustomerTokenKeys.stored(request, tenant: tenant, masterKey: masterKey)
         let saved = try await database.customerTokenSettings.put(
-            StoredCustomerTokenSettings(tenant: tenant, issuer: request.issuer, audience: request.audience, keys: keys, updatedAt: Date()))
+            StoredCustomerTokenSettings(tenant: tenant, issuer: request.issuer, audience: request.audience, keys: keys, updatedAt: clock.now))
         return response(saved)
     }
 

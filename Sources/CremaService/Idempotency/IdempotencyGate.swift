@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaStore
 import Synchronization
 
@@ -64,16 +65,15 @@ public final class IdempotencyGate: Sendable {
 
     /// - Parameters:
     ///   - longestWait: how long a duplicate waits at most; `pollInterval`: how often it claims again meanwhile.
-    ///   - sleep: waits between two claims, injected so tests control time.
+    ///   - clock: waits between two claims on it, so tests control time.
     public init(
         repository: IdempotencyRepository, longestWait: Duration = IdempotencyGate.longestWait,
-        pollInterval: Duration = IdempotencyGate.pollInterval,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        pollInterval: Duration = IdempotencyGate.pollInterval, clock: CremaClock
     ) {
         self.repository = repository
         self.longestWait = longestWait
         self.pollInterval = pollInterval
-        self.sleep = sleep
+        self.sleep = { try await clock.sleep(for: $0) }
     }
 
     /// Performs `request` in `tenant` unless a request with its key was answered: then, or once the request holding

@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaCore
 public import CremaStore
 import CremaPostgres
@@ -12,7 +13,7 @@ public final class TenantLimitsDirectory: Sendable {
     public let defaults: TenantLimits
     public let repository: TenantLimitsRepository
     /// The clock the cache (and whoever stamps a change of limits) reads.
-    public let now: @Sendable () -> Date
+    public let clock: CremaClock
 
     /// How long a tenant's limits are used before they are read again.
     public static let freshFor: TimeInterval = 10
@@ -26,15 +27,15 @@ public final class TenantLimitsDirectory: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(defaults: TenantLimits, repository: TenantLimitsRepository, now: @escaping @Sendable () -> Date) {
+    public init(defaults: TenantLimits, repository: TenantLimitsRepository, clock: CremaClock) {
         self.defaults = defaults
         self.repository = repository
-        self.now = now
+        self.clock = clock
     }
 
     /// The limits in force for `tenant`.
     public func limits(for tenant: String) async throws(StoreError) -> TenantLimits {
-        let at = now()
+        let at = clock.now
         let repository = self.repository
         enum Found {
             case ready(TenantLimits)
@@ -67,7 +68,7 @@ public final class TenantLimitsDirectory: Sendable {
             let overrides = try await task.value
             let limits = defaults.overridden(by: overrides ?? TenantLimitOverrides())
             entries.withLock { entries in
-                if isThisRead(entries[tenant]) { entries[tenant] = .loaded(limits, at: now()) }
+                if isThisRead(entries[tenant]) { entries[tenant] = .loaded(limits, at: clock.now) }
             }
             return limits
         } catch {

@@ -1,4 +1,5 @@
 public import CremaAPI
+public import CremaClock
 public import CremaCore
 public import CremaStore
 public import Foundation
@@ -17,13 +18,13 @@ public struct WebhookService: Sendable {
     public let idempotency: IdempotencyGate
     /// The host's addresses (4 or 16 bytes each), from DNS; injected so the network stays at the edge.
     private let resolve: @Sendable (String) async throws -> [[UInt8]]
-    private let now: @Sendable () -> Date
+    private let clock: CremaClock
     private let makeID: @Sendable () -> UUID
 
     public init(
         database: CremaDatabase, limits: TenantLimitsDirectory, masterKey: MasterKey?, allowsPrivateAddresses: Bool,
         policy: WebhookPolicy = WebhookPolicy(), resolve: @escaping @Sendable (String) async throws -> [[UInt8]], idempotency: IdempotencyGate? = nil,
-        now: @escaping @Sendable () -> Date = Date.init, makeID: @escaping @Sendable () -> UUID = UUID.init
+        clock: CremaClock, makeID: @escaping @Sendable () -> UUID = UUID.init
     ) {
         self.database = database
         self.limits = limits
@@ -31,8 +32,8 @@ public struct WebhookService: Sendable {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.policy = policy
         self.resolve = resolve
-        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency)
-        self.now = now
+        self.idempotency = idempotency ?? IdempotencyGate(repository: database.idempotency, clock: clock)
+        self.clock = clock
         self.makeID = makeID
     }
 
@@ -66,7 +67,7 @@ public struct WebhookService: Sendable {
         let secret = WebhookSecret.generate()
         let endpoint = StoredWebhookEndpoint(
             tenant: scope.tenant, id: id, url: url.description, events: events, stores: scope.sortedStores,
-            sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: now())
+            sealedSecret: try WebhookSecret.seal(secret, tenant: scope.tenant, endpoint: id, masterKey: masterKey), createdAt: clock.now)
         try await database.webhooks.insert(endpoint, limit: try await limits.limits(for: scope.tenant).webhooks)
         return (endpoint, secret)
     }
@@ -102,7 +103,7 @@ public struct WebhookService: Sendable {
     }
 
     public func replay(delivery: Int64, endpoint: UUID, in scope: TenantScope) async throws -> WebhookDeliveryRecord {
-        switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: now()) {
+        switch try await database.webhooks.replay(delivery: delivery, endpoint: endpoint, in: scope, now: clock.now) {
         case .replayed(let record): return record
         case .unknownDelivery:
             throw try await database.webhooks.endpoint(id: endpoint, in: scope) == nil ? ServiceError.unknownWebhook : ServiceError.unknownWebhookDelivery

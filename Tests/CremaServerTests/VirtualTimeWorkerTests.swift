@@ -1,0 +1,135 @@
+import CremaAPNsSimulator
+import CremaCore
+import CremaDelivery
+import CremaPostgres
+import CremaService
+import CremaStore
+import CremaTestSupport
+import Foundation
+import Logging
+import Prometheus
+import Testing
+
+/// The worker loops on the test clock: the dispatcher's poll fallback and the sweeper's passes run when the test moves
+/// the clock past their interval, and not before. Nothing here waits for time: the waits below are for the workers'
+/// database and network round trips, and each is bounded.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct VirtualTimeWorkerTests {
+    typealias H = DeliveryHarness
+
+    /// The alert row of `order` in the outbox: its state, attempts and when it is due.
+    static func alert(_ h: H, _ order: String) async throws -> (state: String, attempts: Int, runAt: Date)? {
+        let id = try #require(UUID(uuidString: order))
+        return try await h.db.pool.withConnection { connection in
+            try await connection.query(
+                "SELECT state, attempts, run_at FROM delivery_outbox WHERE order_id = \(id) AND push_type = 'alert' AND state <> 'skipped'"
+            ).map { (try $0.decode("state", as: String.self), try $0.decode("attempts", as: Int.self), try $0.decode("run_at", as: Date.self)) }
+        }.first
+    }
+
+    /// Waits for the workers' round trips (not for time: the clock does not move) until `condition` holds.
+    static func until(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<1_500 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+
+    @Test("A retry is sent when the clock passes its backoff and the dispatcher's poll fallback, both on the test clock, and not before")
+    func dispatcherRetriesOnTheTestClock() async throws {
+        var settings = H.fastRetries
+        settings.workers = 1
+        // Backoffs of seconds and a poll fallback of ten minutes (within the alert's hour of life), all on the test
+        // clock: waited for, this test would take minutes.
+        settings.retry = RetryPolicy(base: 10, cap: 20, maxAttempts: 8)
+        settings.pollInterval = .seconds(600)
+        settings.maintenanceInterval = .seconds(600)
+        try await H.run(dispatcher: settings) { h in
+            let failing = H.token(61)
+            h.simulator.inject(.status(503, reason: "ServiceUnavailable", retryAfter: nil, count: 1, token: failing))
+            let first = try await h.readyAlert(customer: "c-virtual-1", token: failing)
+            #expect(try await Self.until { try await Self.alert(h, first).map { $0.state == "pending" && $0.attempts == 1 } ?? false })
+            let retry = try #require(try await Self.alert(h, first))
+            #expect(retry.runAt > h.clock.now, "the retry waits for the backoff")
+            #expect(h.simulator.records(token: failing).map(\.status) == [503])
+
+            // Another order's push rings the dispatcher: its claim takes what is due, not the retry.
+            let other = H.token(62)
+            let second = try await h.readyAlert(customer: "c-virtual-2", token: other)
+            #expect(try await Self.until { try await Self.alert(h, second)?.state == "sent" })
+            #expect(try await Self.alert(h, first)?.state == "pending")
+
+            // Past the backoff and the idle dispatcher's poll fallback (ten minutes of this clock; nothing else rings
+            // it): the retry goes. On real time this would take ten minutes, past the wait below.
+            await h.clock.advance(retry.runAt.timeIntervalSince(h.clock.now) + 600)
+            #expect(try await Self.until { try await Self.alert(h, first)?.state == "sent" })
+            #expect(h.simulator.records(token: failing).map(\.status) == [503, 200])
+        }
+    }
+
+    @Test("The sweeper's loop closes an overdue order at its next pass on the test clock, not when the order falls due")
+    func sweeperLoopRunsOnTheTestClock() async throws {
+        try await TestDatabase.with { db in
+            let clock = TestClock(Date())
+            let service = OrderService(database: CremaDatabase(pool: db.pool), clock: clock.crema)
+            // A pass an hour of this clock apart: waited for, this test would not end.
+            let sweeper = LifecycleSweeper(service: service, retentionDays: 30, interval: .seconds(3_600), clock: clock.crema, logger: Logger(label: "test"))
+            _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", readyExpiryMinutes: 30)
+            let id = try await LifecycleSweeperTests.place(service, at: clock)
+            try await LifecycleSweeperTests.apply(service, .started(barista: "Sam"), to: id)
+            try await LifecycleSweeperTests.apply(service, .ready(pickupPoint: nil), to: id)
+            func state() async throws -> OrderState? { try await service.database.orders.order(id: id, in: .default)?.order.state }
+
+            let running = Task { try await sweeper.run() }
+            // Expiry and retention each made their first pass (nothing overdue yet) and sleep on the clock.
+            #expect(await clock.waitForSleeps(2))
+            #expect(try await state() == .ready)
+
+            // The order is overdue from 30 minutes on, but the next pass is at the hour.
+            await clock.advance(31 * 60)
+            #expect(clock.sleepsBegun == 2, "no pass ran")
+            #expect(try await state() == .ready)
+
+            // At the hour both loops wake, pass once, and sleep again: the order is closed by then.
+            await clock.advance(29 * 60)
+            #expect(await clock.waitForSleeps(4))
+            #expect(try await state() == .canceled)
+            let detail = try #require(try await service.database.orders.order(id: id, in: .default))
+            #expect(detail.events.filter { $0.type == .expired }.count == 1)
+
+            running.cancel()
+            _ = await running.result
+        }
+    }
+}
+
+/// The webhook dispatcher's maintenance on the test clock: a lease that ran out is rescued at the next tick.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct VirtualTimeWebhookMaintenanceTests {
+    @Test("A webhook delivery whose sender died is rescued at the next maintenance tick of the test clock, not when its lease runs out")
+    func maintenanceRescuesOnTheTestClock() async throws {
+        // A tick a minute of the harness's clock apart: waited for, this test would not end.
+        try await WebhookHarness.run(maintenanceInterval: .seconds(60)) { h in
+            let receiver = try await h.receiver()
+            receiver.answer(.status(500))
+            let (endpoint, _) = try await h.register(receiver.url())
+            _ = try await h.lifecycle()
+            #expect(try await h.eventually { try await h.settled(endpoint, count: 1) })
+            // As if a process claimed the retry and stopped: in flight, its lease running out in twenty seconds.
+            let id = try #require(UUID(uuidString: endpoint))
+            try await h.db.pool.withConnection { connection in
+                _ = try await connection.query(
+                    "UPDATE webhook_deliveries SET state = 'inflight', locked_until = \(h.clock.now.addingTimeInterval(20)) WHERE endpoint_id = \(id)")
+            }
+
+            // The lease ran out at 20 s, but the next tick is at a minute: still in flight.
+            await h.clock.advance(30)
+            #expect(try await h.deliveries(endpoint).map(\.state) == ["inflight"])
+
+            // At the tick it is rescued, found due, and tried again (recorded once the receiver answered).
+            await h.clock.advance(31)
+            #expect(try await h.eventually { try await h.deliveries(endpoint).first.map { $0.attempts == 2 && $0.state == "pending" } ?? false })
+            #expect(receiver.requests.count == 2)
+            try await receiver.stop()
+        }
+    }
+}
