@@ -83,21 +83,18 @@ public enum CoreEvent {
         } catch {
             fatalError("\(step.name): the core refused the fixture's event: \(error.message)")
         }
-        // OrderTransaction: StoredProjection.json(next, storeName:, timezone:, now:).
-        let state = OrderProjector.contentState(
-            order: next, storeName: step.storeName, timeZone: TimeZone(identifier: step.timezone) ?? .gmt, now: step.at,
-            locale: next.locale)
-        let projection: Data
-        do {
-            projection = try projectionEncoder.encode(state)
-        } catch {
-            fatalError("\(step.name): the projection did not encode: \(error)")
-        }
-        // OrderService.plan(order:previous:event:inputs:at:).
+        // OrderService.plan(order:previous:event:inputs:at:): the plan projects the order once and carries it.
         let context = DeliveryContext(
             order: next, previous: previous, event: event, storeName: step.storeName,
             timeZone: TimeZone(identifier: step.timezone) ?? .gmt, now: step.at, targets: step.targets, history: step.history)
         let plan = DeliveryPlanner.plan(context, policy: policy)
+        // OrderTransaction: StoredProjection.json(plan.projection), the plan's projection, not a second one.
+        let projection: Data
+        do {
+            projection = try projectionEncoder.encode(plan.projection)
+        } catch {
+            fatalError("\(step.name): the projection did not encode: \(error)")
+        }
         return Output(order: next, projection: projection, plan: plan)
     }
 
