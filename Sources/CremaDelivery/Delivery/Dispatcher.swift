@@ -171,9 +171,6 @@ public struct Dispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// Seconds between prunes of finished rows.
-    static let pruneInterval: TimeInterval = 600
-
     /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable, a
     /// few times; an error in the outcomes themselves would fail every time, so those are given up at once.
     static func keepsForAnotherTry(_ error: any Error, failures: Int) -> Bool {
@@ -272,13 +269,10 @@ public struct Dispatcher: Service, CustomStringConvertible {
     /// Rescues expired leases and refreshes the outbox gauges every few seconds; prunes every ten minutes of the
     /// dispatcher's clock.
     func maintain() async {
-        var lastPrune: Date?
         var waitingForKey = 0
-        while !Task.isCancelled {
-            do {
-                let now = clock.now
-                let rescued = try await store.rescueExpiredLeases(at: now)
-                if rescued > 0 { logger.warning("rescued deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
+        await OutboxMaintenance(rows: "deliveries", interval: configuration.maintenanceInterval, clock: clock, logger: logger).run(
+            rescue: { now in try await store.rescueExpiredLeases(at: now) },
+            gauge: { now in
                 try await keyring.reloadIfDue()
                 let depth = try await store.depth(apps: keyring.apps, now: now)
                 metrics.depth(depth)
@@ -291,15 +285,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     logger.info("no push waits for a key this instance lacks any more")
                 }
                 waitingForKey = depth.unsignable
-                if lastPrune.map({ now.timeIntervalSince($0) >= Self.pruneInterval }) ?? true {
-                    let pruned = try await store.prune(olderThan: configuration.retention, now: now)
-                    if pruned > 0 { logger.info("pruned finished deliveries", metadata: ["count": "\(pruned)"]) }
-                    lastPrune = now
-                }
-            } catch {
-                logger.debug("outbox maintenance failed", metadata: ["error": "\(error)"])
-            }
-            try? await clock.sleep(for: configuration.maintenanceInterval)
-        }
+            },
+            prune: { now in try await store.prune(olderThan: configuration.retention, now: now) })
     }
 }

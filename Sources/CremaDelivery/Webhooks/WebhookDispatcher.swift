@@ -136,24 +136,13 @@ public struct WebhookDispatcher: Service, CustomStringConvertible {
 
     /// Rescues expired leases every few seconds and prunes every ten minutes of the dispatcher's clock.
     func maintain() async {
-        var lastPrune: Date?
-        while !Task.isCancelled {
-            do {
-                let now = clock.now
-                let rescued = try await store.rescueExpiredLeases(now: now, maxAttempts: configuration.policy.retry.maxAttempts)
-                if rescued > 0 { logger.warning("rescued webhook deliveries whose lease expired", metadata: ["count": "\(rescued)"]) }
+        await OutboxMaintenance(rows: "webhook deliveries", interval: configuration.maintenanceInterval, clock: clock, logger: logger).run(
+            rescue: { now in try await store.rescueExpiredLeases(now: now, maxAttempts: configuration.policy.retry.maxAttempts) },
+            gauge: { now in
                 let depth = try await store.depth(now: now)
                 metrics.depth(pending: depth.pending, inflight: depth.inflight, dead: depth.dead, oldest: depth.oldest)
-                if lastPrune.map({ now.timeIntervalSince($0) >= Dispatcher.pruneInterval }) ?? true {
-                    let pruned = try await store.prune(olderThan: configuration.retention, now: now)
-                    if pruned > 0 { logger.info("pruned sent webhook deliveries", metadata: ["count": "\(pruned)"]) }
-                    lastPrune = now
-                }
-            } catch {
-                logger.debug("webhook maintenance failed", metadata: ["error": "\(error)"])
-            }
-            try? await clock.sleep(for: configuration.maintenanceInterval)
-        }
+            },
+            prune: { now in try await store.prune(olderThan: configuration.retention, now: now) })
     }
 }
 
