@@ -29,7 +29,7 @@ import Testing
         return folder
     }
 
-    @Test func storingAP8WithoutAMasterKeyNamesTheFlagsToUseNotTheAPIsFields() async throws {
+    @Test("storing AP 8 without a master key names the flags to use not the APIs fields") func storingAP8WithoutAMasterKeyNamesTheFlagsToUseNotTheAPIsFields() async throws {
         let folder = try folderWithKey()
         defer { try? FileManager.default.removeItem(at: folder) }
         try await TestDatabase.with { db in
@@ -46,7 +46,7 @@ import Testing
         }
     }
 
-    @Test func onTheEmbeddedClusterAdminSealsWithTheMasterKeyServeKeepsInTheDataFolder() async throws {
+    @Test("on the embedded cluster admin seals with the master key serve keeps in the data folder") func onTheEmbeddedClusterAdminSealsWithTheMasterKeyServeKeepsInTheDataFolder() async throws {
         let data = try folderWithKey()
         defer { try? FileManager.default.removeItem(at: data) }
         let keyFile = data.appendingPathComponent("master-key")

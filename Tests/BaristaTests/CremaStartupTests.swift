@@ -12,7 +12,7 @@ import Testing
         return try await Crema.run(Binaries.crema, ["serve", "--port", "0"], environment: base)
     }
 
-    @Test func aDatabaseWithoutAPIKeysIsAConfigurationErrorNotACrash() async throws {
+    @Test("a database without API keys is a configuration error not a crash") func aDatabaseWithoutAPIKeysIsAConfigurationErrorNotACrash() async throws {
         let run = try await serve(["CREMA_DATABASE_URL": "host=/nonexistent dbname=crema"])
         #expect(run.status == 78, "\(run)")
         #expect(run.stderr.contains("CREMA_API_KEYS is not set"), "\(run)")
@@ -20,13 +20,13 @@ import Testing
         #expect(!run.stderr.contains("Client not shut down"), "\(run)")
     }
 
-    @Test func anInvalidPortIsAConfigurationError() async throws {
+    @Test("an invalid port is a configuration error") func anInvalidPortIsAConfigurationError() async throws {
         let run = try await serve(["CREMA_DATABASE_URL": "host=/nonexistent", "CREMA_HTTP_PORT": "eighty", "CREMA_API_KEYS": TestKeys.environmentValue])
         #expect(run.status == 78, "\(run)")
         #expect(run.stderr.contains("CREMA_HTTP_PORT"), "\(run)")
     }
 
-    @Test func aWrongDatabaseURLNamesHostPortDatabaseUserAndReasonInServeMigrateAndAdminButNeverThePassword() async throws {
+    @Test("a wrong database URL names host port database user and reason in serve migrate and admin but never the password") func aWrongDatabaseURLNamesHostPortDatabaseUserAndReasonInServeMigrateAndAdminButNeverThePassword() async throws {
         let url = "postgresql://nobody:hunter2-secret@127.0.0.1:1/nowhere?connect_timeout=2"
         for (arguments, level) in [(["serve", "--port", "0"], "info"), (["migrate"], "info"), (["admin", "tenants"], "info"), (["serve", "--port", "0"], "debug")] {
             let run = try await Crema.run(Binaries.crema, arguments, environment: [
@@ -41,14 +41,14 @@ import Testing
         }
     }
 
-    @Test func versionPrintsTheVersionRatherThanServesUsage() async throws {
+    @Test("version prints the version rather than serves usage") func versionPrintsTheVersionRatherThanServesUsage() async throws {
         let run = try await Crema.run(Binaries.crema, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3, "\(run)")
         #expect(!run.stderr.contains("Usage"), "\(run)")
     }
 
-    @Test func anUnreadableAPNsKeyIsAConfigurationError() async throws {
+    @Test("an unreadable APNs key is a configuration error") func anUnreadableAPNsKeyIsAConfigurationError() async throws {
         try await TestDatabase.with { db in
             let run = try await serve([
                 "CREMA_DATABASE_URL": db.conninfo, "CREMA_API_KEYS": TestKeys.environmentValue,

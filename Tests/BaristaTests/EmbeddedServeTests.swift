@@ -26,7 +26,7 @@ import Testing
         try? FileManager.default.removeItem(at: data)
     }
 
-    @Test func aSecondServeOnTheSameClusterIsRefusedNamingTheFirst() async throws {
+    @Test("a second serve on the same cluster is refused naming the first") func aSecondServeOnTheSameClusterIsRefusedNamingTheFirst() async throws {
         let data = Self.folder()
         let first = try await ServerProcess.start(conninfo: "", environment: ["CREMA_DATA_DIR": data.path])
         let second = try await Crema.run(Binaries.crema, ["serve", "--port", "0"], environment: Self.environment(data))
@@ -38,7 +38,7 @@ import Testing
         #expect(stoppedWithTheFirst, "the second serve's refusal must not have taken the cluster from the first")
     }
 
-    @Test func aClusterLeftByACrashedServeIsStoppedByTheNextServeWhenItEnds() async throws {
+    @Test("a cluster left by a crashed serve is stopped by the next serve when it ends") func aClusterLeftByACrashedServeIsStoppedByTheNextServeWhenItEnds() async throws {
         let data = Self.folder()
         let crashed = try await ServerProcess.start(conninfo: "", environment: ["CREMA_DATA_DIR": data.path])
         crashed.kill()

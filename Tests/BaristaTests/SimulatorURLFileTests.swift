@@ -4,7 +4,7 @@ import Testing
 
 /// `.crema/apns-sim/url` belongs to the listening serve on the private cluster, run as the real binary.
 @Suite(.timeLimit(.minutes(3))) struct SimulatorURLFileTests {
-    @Test func onlyAListeningServeOnThePrivateClusterPublishesTheSimulatorURLAndItRemovesOnlyItsOwn() async throws {
+    @Test("only a listening serve on the private cluster publishes the simulator URL and it removes only its own") func onlyAListeningServeOnThePrivateClusterPublishesTheSimulatorURLAndItRemovesOnlyItsOwn() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-url-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: data) }
         let urlFile = data.appendingPathComponent("apns-sim").appendingPathComponent("url")

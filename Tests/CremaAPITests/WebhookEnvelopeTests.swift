@@ -16,7 +16,7 @@ import Testing
         return try OrderStateMachine.apply(.delayed(eta: at.addingTimeInterval(600), reason: "milk run / \"oat\""), to: started, expectedVersion: nil, at: at)
     }
 
-    @Test(arguments: [
+    @Test("the spliced order changed body is the bytes the encoder writes for the envelope", arguments: [
         ("Ana", 1_795_000_000.0),
         ("Zoë \"Z\" O'Neil \\ 😀", 1_795_000_000.0005),
         ("山田", 1_795_000_123.9996),

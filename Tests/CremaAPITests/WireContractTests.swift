@@ -34,14 +34,14 @@ import Testing
         return Set(try #require(object).keys)
     }
 
-    @Test func anOrderWritesExactlyTheKeysOfTheOrderSchema() throws {
+    @Test("an order writes exactly the keys of the order schema") func anOrderWritesExactlyTheKeysOfTheOrderSchema() throws {
         let (properties, required) = try document.keys(of: "Order")
         let written = try keys(OrderResponse(try Self.order()))
         #expect(written == properties)
         #expect(required.isSubset(of: written))
     }
 
-    @Test func anOrderWithHistoryWritesExactlyTheKeysOfTheOrderDetailSchema() throws {
+    @Test("an order with history writes exactly the keys of the order detail schema") func anOrderWithHistoryWritesExactlyTheKeysOfTheOrderDetailSchema() throws {
         let order = try Self.order()
         let events = [RecordedEvent(version: 1, type: .placed, role: .pos, occurredAt: Self.now, data: ["pos_ref": "T-1"])]
         let written = try keys(OrderResponse(order, events: events, projection: .some(["status": "preparing"])))
@@ -52,7 +52,7 @@ import Testing
         #expect(event == (try document.keys(of: "RecordedEvent").properties))
     }
 
-    @Test func itemsStoresBoardsAndPagesWriteTheirSchemasKeys() throws {
+    @Test("items stores boards and pages write their schemas keys") func itemsStoresBoardsAndPagesWriteTheirSchemasKeys() throws {
         let order = try Self.order()
         #expect(try keys(ItemResponse(order.items[0])) == (try document.keys(of: "OrderItem").properties))
         #expect(try keys(StoreResponse(Self.store)) == (try document.keys(of: "Store").properties))
@@ -63,7 +63,7 @@ import Testing
         #expect(try keys(OrderPageResponse(orders: [], nextCursor: nil)) == (try document.keys(of: "OrderPage").properties))
     }
 
-    @Test func aPreviewWritesExactlyTheKeysOfTheOrderPreviewSchema() throws {
+    @Test("a preview writes exactly the keys of the order preview schema") func aPreviewWritesExactlyTheKeysOfTheOrderPreviewSchema() throws {
         let preview = try OrderPreview(order: try Self.order(), lastEvent: .started, etaBefore: nil, store: Self.store, now: Self.now)
         #expect(try keys(preview) == (try document.keys(of: "OrderPreview").properties))
         #expect(try keys(preview.families) == (try document.keys(document.property("families", of: "OrderPreview")).properties))
@@ -73,7 +73,7 @@ import Testing
         #expect(try keys(body) == (try document.keys(bodySchema).properties))
     }
 
-    @Test func tokenAnswersAndDeliveryLogsStayWithinTheirSchemas() throws {
+    @Test("token answers and delivery logs stay within their schemas") func tokenAnswersAndDeliveryLogsStayWithinTheirSchemas() throws {
         let token = TokenResponse(kind: "live_activity", orderID: UUID(), customerRef: "c-9", environment: .sandbox, redactedToken: "5c0e7d2a…", created: true)
         #expect(try keys(token) == (try document.keys(of: "RegisteredToken").properties))
         let entry = DeliveryLogEntry(
@@ -88,7 +88,7 @@ import Testing
         #expect(try keys(DeliveriesResponse(orderID: UUID(), deliveries: [])) == (try document.keys(of: "Deliveries").properties))
     }
 
-    @Test func requestsReadExactlyTheKeysTheirSchemasDescribe() throws {
+    @Test("requests read exactly the keys their schemas describe") func requestsReadExactlyTheKeysTheirSchemasDescribe() throws {
         let place = PlaceOrderRequest(
             storeID: "market-st", posRef: "T-1", customerRef: "c-9", displayName: "Ana", locale: "en",
             items: [ItemRequest(name: "Latte", size: "tall", quantity: 1, modifiers: [])], eta: Self.now)
@@ -108,7 +108,7 @@ import Testing
         #expect(try keys(StreamTicketResponse(ticket: "t", storeID: "s", expiresAt: Self.now)) == (try document.keys(of: "StreamTicket").properties))
     }
 
-    @Test func errorsAndHealthWriteTheirSchemasKeys() throws {
+    @Test("errors and health write their schemas keys") func errorsAndHealthWriteTheirSchemasKeys() throws {
         let error = APIError.invalidField(field: "eta", reason: "is required").document
         #expect(try keys(error) == (try document.keys(of: "Error").properties))
         #expect(try keys(error.error) == (try document.keys(document.property("error", of: "Error")).properties))
@@ -117,7 +117,7 @@ import Testing
         #expect(try keys(ready) == (try document.keys(of: "Readiness").properties))
     }
 
-    @Test func theCustomersAnswersWriteExactlyTheKeysOfTheirSchemas() throws {
+    @Test("the customers answers write exactly the keys of their schemas") func theCustomersAnswersWriteExactlyTheKeysOfTheirSchemas() throws {
         let order = OrderResponse(try Self.order(), projection: .some(["status": "preparing"]))
         let (viewKeys, viewRequired) = try document.keys(of: "CustomerOrderView")
         #expect(try keys(order) == viewKeys)
@@ -141,7 +141,7 @@ import Testing
         #expect(Set((events?["event"] as? [String: Any])?["enum"] as? [String] ?? []) == Set(LiveActivityEvent.allCases.map(\.rawValue)))
     }
 
-    @Test func aRelevanceWindowOpensBeforeTheETAAndAReadyOrderIsRelevantFromWhenItBecameReady() {
+    @Test("a relevance window opens before the ETA and a ready order is relevant from when it became ready") func aRelevanceWindowOpensBeforeTheETAAndAReadyOrderIsRelevantFromWhenItBecameReady() {
         let eta = Self.now
         let waiting = RelevanceWindow(eta: eta, readySince: nil)
         #expect(waiting.start == eta.addingTimeInterval(-RelevanceWindow.lead))
@@ -153,7 +153,7 @@ import Testing
         #expect(late.end == eta.addingTimeInterval(600 + RelevanceWindow.trail))
     }
 
-    @Test func everyCustomerTokenRefusalIsDocumentedWithItsCode() throws {
+    @Test("every customer token refusal is documented with its code") func everyCustomerTokenRefusalIsDocumentedWithItsCode() throws {
         let responses = (document.root["components"] as? [String: Any])?["responses"] as? [String: Any]
         let description = try #require((responses?["CustomerUnauthorized"] as? [String: Any])?["description"] as? String)
         for refusal in CustomerTokenRefusal.allCases { #expect(description.contains("`\(refusal.code)`"), "\(refusal.code)") }
@@ -161,7 +161,7 @@ import Testing
         #expect(APIError.customerTokenRequired.statusCode == 403)
     }
 
-    @Test func everyEnumTheDocumentListsIsTheSwiftEnumsCases() throws {
+    @Test("every enum the document lists is the swift enums cases") func everyEnumTheDocumentListsIsTheSwiftEnumsCases() throws {
         func values(_ name: String) throws -> Set<String> { Set(try document.schema(name)["enum"] as? [String] ?? []) }
         #expect(try values("OrderState") == Set(OrderState.allCases.map(\.rawValue)))
         #expect(try values("Role") == Set(Role.keyRoles.map(\.rawValue)))
@@ -170,7 +170,7 @@ import Testing
         #expect(try values("RecordedEventType") == Set(OrderEventType.allCases.map(\.rawValue)))
     }
 
-    @Test func anAnswerDecodesBackIntoTheTypeThatWroteIt() throws {
+    @Test("an answer decodes back into the type that wrote it") func anAnswerDecodesBackIntoTheTypeThatWroteIt() throws {
         let order = try Self.order()
         let data = try WireCoding.encoder.encode(OrderResponse(order, projection: .some(nil)))
         let decoded = try WireCoding.decoder.decode(OrderResponse.self, from: data)
@@ -183,18 +183,18 @@ import Testing
 
 /// Timestamps survive a round trip through their own text, so a client that re-encodes an answer repeats it.
 @Suite struct WireCodingTests {
-    @Test(arguments: ["2026-11-22T23:18:19.790Z", "2026-11-22T23:18:19.001Z", "2026-11-22T23:18:19.000Z", "1999-12-31T23:59:59.999Z"])
+    @Test("a timestamp read back is written the same", arguments: ["2026-11-22T23:18:19.790Z", "2026-11-22T23:18:19.001Z", "2026-11-22T23:18:19.000Z", "1999-12-31T23:59:59.999Z"])
     func aTimestampReadBackIsWrittenTheSame(_ text: String) throws {
         let date = try #require(WireCoding.parseRFC3339(text))
         #expect(WireCoding.rfc3339(date) == text)
     }
 
-    @Test func aTimestampIsRoundedToTheNearestMillisecondInUTC() {
+    @Test("a timestamp is rounded to the nearest millisecond in UTC") func aTimestampIsRoundedToTheNearestMillisecondInUTC() {
         #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 1.0006)) == "1970-01-01T00:00:01.001Z")
         #expect(WireCoding.rfc3339(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:01:00.000Z")
     }
 
-    @Test func timestampsAcrossLeapDaysCenturiesAndTheEpochAreWrittenByTheCalendar() {
+    @Test("timestamps across leap days centuries and the epoch are written by the calendar") func timestampsAcrossLeapDaysCenturiesAndTheEpochAreWrittenByTheCalendar() {
         let cases: [(TimeInterval, String)] = [
             (0, "1970-01-01T00:00:00.000Z"), (-0.001, "1969-12-31T23:59:59.999Z"), (-86_400.5, "1969-12-30T23:59:59.500Z"),
             (951_868_799.999, "2000-02-29T23:59:59.999Z"), (951_868_800, "2000-03-01T00:00:00.000Z"),
@@ -210,7 +210,7 @@ import Testing
     /// The arithmetic against Foundation's own calendar rendering, the way the writer worked before it: the same text
     /// for instants from 1583 to 9999, for instants before 1583 (the format style's own, its calendar Julian there)
     /// and for milliseconds that round across a second's edge.
-    @Test func theCalendarArithmeticWritesWhatTheFormatStyleWrites() {
+    @Test("the calendar arithmetic writes what the format style writes") func theCalendarArithmeticWritesWhatTheFormatStyleWrites() {
         func formatStyle(_ date: Date) -> String {
             let millis = (date.timeIntervalSince1970 * 1000).rounded()
             let seconds = (millis / 1000).rounded(.down)
@@ -233,7 +233,7 @@ import Testing
 
 /// Error sentences read as English whatever the role.
 @Suite struct APIErrorMessageTests {
-    @Test func aRefusedRoleIsNamedWithTheRightArticle() {
+    @Test("a refused role is named with the right article") func aRefusedRoleIsNamedWithTheRightArticle() {
         #expect(APIError.forbidden(role: .app, allowed: [.pos]).message == "An app key cannot do this; it needs a pos key.")
         #expect(
             APIError.forbidden(role: .pos, allowed: [.app, .barista]).message
@@ -242,7 +242,7 @@ import Testing
 }
 
 extension WireContractTests {
-    @Test func theAdministrationTypesWriteExactlyTheKeysOfTheirSchemas() throws {
+    @Test("the administration types write exactly the keys of their schemas") func theAdministrationTypesWriteExactlyTheKeysOfTheirSchemas() throws {
         #expect(try keys(TenantPutRequest(name: "Harbor")) == (try document.keys(of: "TenantPut").properties))
         let tenant = TenantResponse(id: "harbor", name: "Harbor", defaultBundleID: "com.harbor", createdAt: Self.now)
         #expect(try keys(tenant) == (try document.keys(of: "Tenant").properties))

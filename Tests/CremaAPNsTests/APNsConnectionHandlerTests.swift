@@ -144,7 +144,7 @@ struct APNsConnectionHandlerTests {
         .answered(APNsWireAnswer(status: status, headers: HPACKHeaders(), body: ByteBuffer(string: body)))
     }
 
-    @Test func aBatchOfRequestsGoesOutWithOneFlushAndEachAnswerFindsItsRequest() throws {
+    @Test("a batch of requests goes out with one flush and each answer finds its request") func aBatchOfRequestsGoesOutWithOneFlushAndEachAnswerFindsItsRequest() throws {
         let pair = try Pair()
         #expect(Self.outcome(pair.handshake.map { Self.ok(0) }) != nil, "ready once TLS said h2 and SETTINGS came")
         let before = pair.counter.flushes
@@ -160,14 +160,14 @@ struct APNsConnectionHandlerTests {
         #expect(Self.outcome(futures[2]) == nil)
     }
 
-    @Test func theConnectionIsNotReadyUntilTheServersSettingsArrive() throws {
+    @Test("the connection is not ready until the servers settings arrive") func theConnectionIsNotReadyUntilTheServersSettingsArrive() throws {
         let pair = try Pair(settings: false)
         #expect(Self.outcome(pair.handshake.map { Self.ok(0) }) == nil)
         try pair.carry()
         #expect(Self.outcome(pair.handshake.map { Self.ok(0) }) != nil)
     }
 
-    @Test func aServerThatDoesNotAgreeOnHTTP2FailsTheHandshakeAndIsClosed() throws {
+    @Test("a server that does not agree on HTTP 2 fails the handshake and is closed") func aServerThatDoesNotAgreeOnHTTP2FailsTheHandshakeAndIsClosed() throws {
         let pair = try Pair(alpn: "http/1.1", settings: false)
         var failure: (any Error)?
         pair.handshake.assumeIsolated().whenFailure { failure = $0 }
@@ -175,7 +175,7 @@ struct APNsConnectionHandlerTests {
         #expect(!pair.client.isActive)
     }
 
-    @Test func aHandshakeThatDoesNotFinishByItsDeadlineTimesOut() throws {
+    @Test("a handshake that does not finish by its deadline times out") func aHandshakeThatDoesNotFinishByItsDeadlineTimesOut() throws {
         let pair = try Pair(settings: false)
         var failure: (any Error)?
         pair.handshake.assumeIsolated().whenFailure { failure = $0 }
@@ -185,7 +185,7 @@ struct APNsConnectionHandlerTests {
         #expect(failure as? APNsClientError == .timeout)
     }
 
-    @Test func goAwayWhileStreamsAreHeldBackHandsThemBackUnsentAndKeepsTheConnectionForTheLastAnswer() throws {
+    @Test("go away while streams are held back hands them back unsent and keeps the connection for the last answer") func goAwayWhileStreamsAreHeldBackHandsThemBackUnsentAndKeepsTheConnectionForTheLastAnswer() throws {
         // One stream at a time, as APNs allows on a new connection until a valid token was posted.
         let pair = try Pair(maxStreams: 1)
         let futures = pair.start(3)
@@ -205,7 +205,7 @@ struct APNsConnectionHandlerTests {
         #expect(!pair.client.isActive, "closed once its last answer came")
     }
 
-    @Test func aGracefulGoAwayNamingEveryStreamStillHandsBackTheHeldBackOnes() throws {
+    @Test("a graceful go away naming every stream still hands back the held back ones") func aGracefulGoAwayNamingEveryStreamStillHandsBackTheHeldBackOnes() throws {
         let pair = try Pair(maxStreams: 1)
         let futures = pair.start(2)
         try pair.carry()
@@ -222,7 +222,7 @@ struct APNsConnectionHandlerTests {
         #expect(!pair.client.isActive)
     }
 
-    @Test func anErrorOnTheConnectionStopsNewRequestsAndClosesItOnceTheOpenOnesEnd() throws {
+    @Test("an error on the connection stops new requests and closes it once the open ones end") func anErrorOnTheConnectionStopsNewRequestsAndClosesItOnceTheOpenOnesEnd() throws {
         struct Broken: Error {}
         let pair = try Pair()
         let futures = pair.start(1)
@@ -239,7 +239,7 @@ struct APNsConnectionHandlerTests {
         #expect(!idle.client.isActive, "nothing open: closed at once")
     }
 
-    @Test func aRequestWhoseDeadlinePassedWhileWaitingForTheConnectionIsNotSent() throws {
+    @Test("a request whose deadline passed while waiting for the connection is not sent") func aRequestWhoseDeadlinePassedWhileWaitingForTheConnectionIsNotSent() throws {
         let pair = try Pair()
         let late = pair.start(1, timeout: .zero)
         try pair.carry()
@@ -247,7 +247,7 @@ struct APNsConnectionHandlerTests {
         #expect(pair.received { if case .headers = $0 { true } else { false } }.isEmpty)
     }
 
-    @Test func aRefusedStreamComesBackNotSentAndTheOthersAreAnswered() throws {
+    @Test("a refused stream comes back not sent and the others are answered") func aRefusedStreamComesBackNotSentAndTheOthersAreAnswered() throws {
         let pair = try Pair()
         let futures = pair.start(2)
         try pair.carry()
@@ -259,7 +259,7 @@ struct APNsConnectionHandlerTests {
         #expect(pair.flags.acceptsStreams)
     }
 
-    @Test func aCloseFailsTheRequestsThatWentOutAndHandsBackTheHeldBackOnesUnsent() throws {
+    @Test("a close fails the requests that went out and hands back the held back ones unsent") func aCloseFailsTheRequestsThatWentOutAndHandsBackTheHeldBackOnesUnsent() throws {
         let pair = try Pair(maxStreams: 1)
         let futures = pair.start(2)
         try pair.carry()
@@ -269,7 +269,7 @@ struct APNsConnectionHandlerTests {
         #expect(!pair.flags.acceptsStreams)
     }
 
-    @Test func aRequestPastItsDeadlineTimesOutAndItsStreamIsReset() throws {
+    @Test("a request past its deadline times out and its stream is reset") func aRequestPastItsDeadlineTimesOutAndItsStreamIsReset() throws {
         let pair = try Pair()
         let futures = pair.start(2, timeout: .seconds(10))
         try pair.carry()
@@ -283,7 +283,7 @@ struct APNsConnectionHandlerTests {
         #expect(resets.map(\.streamID) == [3])
     }
 
-    @Test func aCancelledRequestEndsCancelledAndItsStreamIsReset() throws {
+    @Test("a cancelled request ends cancelled and its stream is reset") func aCancelledRequestEndsCancelledAndItsStreamIsReset() throws {
         let pair = try Pair()
         let futures = pair.start(2)
         try pair.carry()
@@ -295,7 +295,7 @@ struct APNsConnectionHandlerTests {
         #expect(resets.map(\.streamID) == [1])
     }
 
-    @Test func answersForStreamsAlreadyResetStillGiveTheirBytesBackToTheConnectionWindow() throws {
+    @Test("answers for streams already reset still give their bytes back to the connection window") func answersForStreamsAlreadyResetStillGiveTheirBytesBackToTheConnectionWindow() throws {
         let pair = try Pair()
         // 70,000 bytes: more than the connection's 65,535-byte window, so the server cannot send them all, nor
         // anything after them, unless the client gives window back.
@@ -319,7 +319,7 @@ struct APNsConnectionHandlerTests {
         #expect(Self.outcome(more[0]) == Self.ok(400, body))
     }
 
-    @Test func aConnectionQuietForAnHourIsPingedAndClosedWhenThePingGoesUnanswered() throws {
+    @Test("a connection quiet for an hour is pinged and closed when the ping goes unanswered") func aConnectionQuietForAnHourIsPingedAndClosedWhenThePingGoesUnanswered() throws {
         let pair = try Pair()
         func pings() -> Int { pair.received { if case .ping(_, ack: false) = $0 { true } else { false } }.count }
         // Traffic at 30 minutes moves the quiet hour on.

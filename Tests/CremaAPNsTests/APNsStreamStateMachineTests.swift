@@ -25,7 +25,7 @@ struct APNsStreamStateMachineTests {
         }
     }
 
-    @Test func requestsGetOddRisingStreamIDsAndAnAnswerEndsWithItsStatusFieldsAndBody() throws {
+    @Test("requests get odd rising stream IDs and an answer ends with its status fields and body") func requestsGetOddRisingStreamIDsAndAnAnswerEndsWithItsStatusFieldsAndBody() throws {
         var machine = Machine()
         let ids = Self.started(&machine, 3)
         #expect(ids == [1, 3, 5].map { HTTP2StreamID($0) })
@@ -38,7 +38,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.openStreams == 2)
     }
 
-    @Test func aHeadWithEndStreamIsAWholeAnswerAndAnInformationalHeadIsSkipped() {
+    @Test("a head with end stream is a whole answer and an informational head is skipped") func aHeadWithEndStreamIsAWholeAnswerAndAnInformationalHeadIsSkipped() {
         var machine = Machine()
         let ids = Self.started(&machine, 1)
         #expect(machine.headers(ids[0], Self.head(100), endStream: false) == nil)
@@ -47,14 +47,14 @@ struct APNsStreamStateMachineTests {
         #expect(machine.openStreams == 0)
     }
 
-    @Test func anAnswerWithoutAStatusFailsItsRequest() {
+    @Test("an answer without a status fails its request") func anAnswerWithoutAStatusFailsItsRequest() {
         var machine = Machine()
         let ids = Self.started(&machine, 1)
         let finish = machine.headers(ids[0], HPACKHeaders([("apns-id", "x")]), endStream: true)
         #expect(finish?.outcome == .failed(.transport("an answer without a :status")))
     }
 
-    @Test func goAwaySendsTheUnprocessedStreamsElsewhereKeepsTheRestAndClosesAfterTheLastAnswer() {
+    @Test("go away sends the unprocessed streams elsewhere keeps the rest and closes after the last answer") func goAwaySendsTheUnprocessedStreamsElsewhereKeepsTheRestAndClosesAfterTheLastAnswer() {
         var machine = Machine()
         let ids = Self.started(&machine, 4)
         let (finishes, unwritten, close) = machine.goAway(lastStreamID: ids[1])
@@ -71,13 +71,13 @@ struct APNsStreamStateMachineTests {
         #expect(machine.drained)
     }
 
-    @Test func aGoAwayAboveEveryStreamClosesAtOnceWhenNothingIsOpen() {
+    @Test("a go away above every stream closes at once when nothing is open") func aGoAwayAboveEveryStreamClosesAtOnceWhenNothingIsOpen() {
         var machine = Machine()
         let (finishes, unwritten, close) = machine.goAway(lastStreamID: .maxID)
         #expect(finishes.isEmpty && unwritten.isEmpty && close && machine.drained)
     }
 
-    @Test func goAwayNamesTheUnprocessedStreamsStillHeldBackSoTheirFramesCanBeDropped() {
+    @Test("go away names the unprocessed streams still held back so their frames can be dropped") func goAwayNamesTheUnprocessedStreamsStillHeldBackSoTheirFramesCanBeDropped() {
         var machine = Machine()
         let out = machine.start(1)!
         machine.written(out)
@@ -92,7 +92,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.openStreams == 2)
     }
 
-    @Test func aRefusedStreamWasNotProcessedAndAnyOtherResetMayHaveBeen() {
+    @Test("a refused stream was not processed and any other reset may have been") func aRefusedStreamWasNotProcessedAndAnyOtherResetMayHaveBeen() {
         var machine = Machine()
         let ids = Self.started(&machine, 2)
         #expect(machine.reset(ids[0], .refusedStream)?.outcome == .notSent)
@@ -100,7 +100,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.reset(ids[1], .internalError) == nil, "a stream ends once")
     }
 
-    @Test func aLostConnectionFailsWrittenRequestsAndReturnsUnwrittenOnesAsNotSent() {
+    @Test("a lost connection fails written requests and returns unwritten ones as not sent") func aLostConnectionFailsWrittenRequestsAndReturnsUnwrittenOnesAsNotSent() {
         var machine = Machine()
         let written = machine.start(1)!
         machine.written(written)
@@ -112,7 +112,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.openStreams == 0)
     }
 
-    @Test func aFailedWriteIsNotSentOnlyIfItsEndNeverLeftNIOHTTP2() {
+    @Test("a failed write is not sent only if its end never left NIOHTTP 2") func aFailedWriteIsNotSentOnlyIfItsEndNeverLeftNIOHTTP2() {
         var machine = Machine()
         let held = machine.start(1)!
         #expect(machine.writeFailed(held)?.outcome == .notSent)
@@ -124,7 +124,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.connectionClosed("gone").map(\.outcome) == [.failed(.connectionClosed("gone"))])
     }
 
-    @Test func aStreamClosedUnderneathEndsAsItsWriteSays() {
+    @Test("a stream closed underneath ends as its write says") func aStreamClosedUnderneathEndsAsItsWriteSays() {
         var machine = Machine()
         let unwritten = machine.start(1)!
         let written = machine.start(2)!
@@ -137,7 +137,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.closed(refused, reason: .refusedStream)?.outcome == .notSent)
     }
 
-    @Test func anAbandonedRequestFailsWithItsReasonAndItsLateAnswerIsIgnored() {
+    @Test("an abandoned request fails with its reason and its late answer is ignored") func anAbandonedRequestFailsWithItsReasonAndItsLateAnswerIsIgnored() {
         var machine = Machine()
         let ids = Self.started(&machine, 1)
         #expect(machine.abandon(ids[0], because: .timeout)?.outcome == .failed(.timeout))
@@ -145,7 +145,7 @@ struct APNsStreamStateMachineTests {
         #expect(machine.abandon(ids[0], because: .timeout) == nil)
     }
 
-    @Test func theConnectionWindowIsGivenBackWholeOnceHalfOfItIsUsed() {
+    @Test("the connection window is given back whole once half of it is used") func theConnectionWindowIsGivenBackWholeOnceHalfOfItIsUsed() {
         #expect(Machine.windowIncrement(inbound: 65_535) == nil)
         #expect(Machine.windowIncrement(inbound: 32_768) == nil)
         #expect(Machine.windowIncrement(inbound: 32_767) == 32_768)
@@ -153,7 +153,7 @@ struct APNsStreamStateMachineTests {
         #expect(Machine.windowIncrement(inbound: 100, target: 1_000) == 900)
     }
 
-    @Test func anOversizedAnswerFailsItsRequestAndAsksForAReset() {
+    @Test("an oversized answer fails its request and asks for a reset") func anOversizedAnswerFailsItsRequestAndAsksForAReset() {
         var machine = Machine()
         let ids = Self.started(&machine, 1)
         _ = machine.headers(ids[0], Self.head(200), endStream: false)
@@ -163,7 +163,7 @@ struct APNsStreamStateMachineTests {
         #expect(result.finish?.outcome == .failed(.transport("an answer body over \(Machine.maxBodyBytes) bytes")))
     }
 
-    @Test func whenStreamIDsRunOutTheLastOneIsUsedAndTheConnectionClosesAfterItsAnswer() {
+    @Test("when stream IDs run out the last one is used and the connection closes after its answer") func whenStreamIDsRunOutTheLastOneIsUsedAndTheConnectionClosesAfterItsAnswer() {
         var machine = Machine(lastUsableStreamID: 5)
         let ids = Self.started(&machine, 3)
         #expect(ids == [1, 3, 5].map { HTTP2StreamID($0) })

@@ -2,7 +2,7 @@ import CremaCivilTime
 import Testing
 
 @Suite struct CivilDayTests {
-    @Test(arguments: [
+    @Test("a day count names its calendar day and back", arguments: [
         (0, 1970, 1, 1), (-1, 1969, 12, 31), (11_016, 2000, 2, 29), (11_017, 2000, 3, 1), (-25_508, 1900, 3, 1),
         (-25_509, 1900, 2, 28), (47_540, 2100, 2, 28), (47_541, 2100, 3, 1), (19_782, 2024, 2, 29),
         (2_932_896, 9999, 12, 31), (-719_468, 0, 3, 1), (-719_469, 0, 2, 29), (-141_714, 1582, 1, 1),
@@ -14,7 +14,7 @@ import Testing
 
     /// Walking day by day from 1500 to 2500, every date follows the one before it by the calendar's own rules:
     /// month lengths, leap years every fourth year except centuries not divisible by 400.
-    @Test func consecutiveDaysFollowTheGregorianRules() {
+    @Test("consecutive days follow the gregorian rules") func consecutiveDaysFollowTheGregorianRules() {
         func length(_ year: Int, _ month: Int) -> Int {
             let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
             return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
@@ -31,7 +31,7 @@ import Testing
         #expect(broken.count == 0, "first: \(broken.prefix(3))")
     }
 
-    @Test func digitsAreWrittenZeroPaddedToTheirWidth() {
+    @Test("digits are written zero padded to their width") func digitsAreWrittenZeroPaddedToTheirWidth() {
         let text = String(unsafeUninitializedCapacity: 11) { buffer in
             buffer.putDigits(7, width: 4, at: 0)
             buffer[4] = UInt8(ascii: "|")

@@ -11,7 +11,7 @@ import Testing
         try #require(F.jsonObject(body.json)["aps"] as? [String: Any])
     }
 
-    @Test func aStartCarriesTheAttributesTheirTypeAnAlertAndAsksForAPushToken() throws {
+    @Test("a start carries the attributes their type an alert and asks for a push token") func aStartCarriesTheAttributesTheirTypeAnAlertAndAsksForAPushToken() throws {
         let body = APNsBodyBuilder.liveActivity(
             order: F.order(.queued), storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en",
             event: .start, alertFor: nil)
@@ -28,7 +28,7 @@ import Testing
         #expect(body.droppedFields.isEmpty && body.textByteCap == nil)
     }
 
-    @Test func apsTimesAreUnixSecondsAndContentStateDatesAreSecondsSince2001() throws {
+    @Test("aps times are unix seconds and content state dates are seconds since 2001") func apsTimesAreUnixSecondsAndContentStateDatesAreSecondsSince2001() throws {
         let order = F.order(.preparing)
         let body = APNsBodyBuilder.liveActivity(
             order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en",
@@ -42,7 +42,7 @@ import Testing
         #expect(aps["attributes"] == nil && aps["input-push-token"] == nil && aps["alert"] == nil)
     }
 
-    @Test func anEndAfterPickupIsDismissedFifteenMinutesLater() throws {
+    @Test("an end after pickup is dismissed fifteen minutes later") func anEndAfterPickupIsDismissedFifteenMinutesLater() throws {
         let body = APNsBodyBuilder.liveActivity(
             order: F.order(.pickedUp), storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en",
             event: .end, alertFor: nil)
@@ -52,7 +52,7 @@ import Testing
         #expect(aps["stale-date"] == nil)
     }
 
-    @Test func relevanceRisesAsTheOrderNearsReady() {
+    @Test("relevance rises as the order nears ready") func relevanceRisesAsTheOrderNearsReady() {
         let queued = F.contentState(F.order(.queued, eta: 600))
         let early = F.contentState(F.order(.preparing, eta: 900))
         let late = F.contentState(F.order(.preparing, eta: 60))
@@ -61,7 +61,7 @@ import Testing
         #expect(scores == scores.sorted() && Set(scores).count == 4)
     }
 
-    @Test func anAlertIsThreadedByOrderAndReadyBreaksThroughFocus() throws {
+    @Test("an alert is threaded by order and ready breaks through focus") func anAlertIsThreadedByOrderAndReadyBreaksThroughFocus() throws {
         let order = F.order(.ready, locale: "es")
         let body = APNsBodyBuilder.alert(
             for: .ready, order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "es")
@@ -74,12 +74,12 @@ import Testing
         #expect(alert["body"] as? String == "Recoge tu pedido #42 en: la barra.")
     }
 
-    @Test func theWidgetBodyIsApplesReloadSignal() {
+    @Test("the widget body is apples reload signal") func theWidgetBodyIsApplesReloadSignal() {
         #expect(APNsBodyBuilder.widget.string == #"{"aps":{"content-changed":true}}"#)
     }
 
     /// The issue's "done when": 50 items with 60-character Japanese names.
-    @Test(arguments: OrderState.allCases)
+    @Test("fifty items with long japanese names still fit every body", arguments: OrderState.allCases)
     func fiftyItemsWithLongJapaneseNamesStillFitEveryBody(_ state: OrderState) throws {
         let name = String(repeating: "抹茶ほうじ茶ラテ", count: 8).prefix(60)
         let items = (0..<50).map { OrderItem(name: "\($0)" + name.dropFirst(String($0).count), size: "トールサイズ", quantity: 99, modifiers: Array(repeating: String(name), count: 20)) }
@@ -101,7 +101,7 @@ import Testing
         }
     }
 
-    @Test func aBodyThatWouldNotFitDropsOptionalFieldsInOrderThenCutsTextsButKeepsTheStatus() throws {
+    @Test("a body that would not fit drops optional fields in order then cuts texts but keeps the status") func aBodyThatWouldNotFitDropsOptionalFieldsInOrderThenCutsTextsButKeepsTheStatus() throws {
         // Each grapheme is a base letter with 60 combining marks: within every column budget, far over in bytes.
         let heavy = String(repeating: "a" + String(repeating: "\u{0301}", count: 60), count: 60)
         var order = F.order(.ready, locale: "en")
@@ -128,7 +128,7 @@ import Testing
         #expect(decoded.status == .ready)
     }
 
-    @Test func anUpdateMayLoseItsAlertBeforeItsTimingFields() {
+    @Test("an update may lose its alert before its timing fields") func anUpdateMayLoseItsAlertBeforeItsTimingFields() {
         let heavy = String(repeating: "a" + String(repeating: "\u{0301}", count: 60), count: 60)
         var order = F.order(.preparing, locale: "en")
         order.displayName = heavy
@@ -140,7 +140,7 @@ import Testing
         #expect(body.droppedFields.contains("aps.alert"))
     }
 
-    @Test func cuttingTextsByBytesKeepsWholeCharacters() {
+    @Test("cutting texts by bytes keeps whole characters") func cuttingTextsByBytesKeepsWholeCharacters() {
         let family = "👨‍👩‍👧‍👦"  // 25 bytes
         let body = APNsBodyBuilder.alert(
             AlertText(title: String(repeating: family, count: 200), body: String(repeating: family, count: 200)),
@@ -151,7 +151,7 @@ import Testing
         #expect(text.contains(family + "…"))
     }
 
-    @Test func valuesJSONCannotCarryAreSanitizedInsteadOfFailingTheSend() throws {
+    @Test("values JSON cannot carry are sanitized instead of failing the send") func valuesJSONCannotCarryAreSanitizedInsteadOfFailingTheSend() throws {
         var state = F.contentState(F.order(.preparing))
         state.progress = .nan
         state.eta = Date(timeIntervalSinceReferenceDate: .infinity)

@@ -8,7 +8,7 @@ import Testing
 @Suite struct ContentStateRoundTripTests {
     typealias F = ActivityFixtures
 
-    @Test(arguments: OrderState.allCases, ["en", "es", "ja"])
+    @Test("the content state in a body decodes with a plain decoder to what was projected", arguments: OrderState.allCases, ["en", "es", "ja"])
     func theContentStateInABodyDecodesWithAPlainDecoderToWhatWasProjected(_ state: OrderState, _ locale: String) throws {
         let order = F.order(state, locale: locale)
         let projected = F.contentState(order)
@@ -38,7 +38,7 @@ import Testing
         var aps: APS
     }
 
-    @Test(arguments: LiveActivityEvent.allCases, ["en", "es", "ja"])
+    @Test("the raw body decodes with a plain decoder", arguments: LiveActivityEvent.allCases, ["en", "es", "ja"])
     func theRawBodyDecodesWithAPlainDecoder(_ event: LiveActivityEvent, _ locale: String) throws {
         let order = F.order(event == .end ? .pickedUp : .preparing, locale: locale)
         let body = APNsBodyBuilder.liveActivity(
@@ -49,13 +49,13 @@ import Testing
         #expect((envelope.aps.attributes != nil) == (event == .start))
     }
 
-    @Test func aPlainEncoderWritesDatesAsSecondsSince2001() throws {
+    @Test("a plain encoder writes dates as seconds since 2001") func aPlainEncoderWritesDatesAsSecondsSince2001() throws {
         let state = F.contentState(F.order(.queued))
         let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? [String: Any])
         #expect(object["eta"] as? Double == state.eta.timeIntervalSince1970 - 978_307_200)
     }
 
-    @Test func absentOptionalFieldsDecodeAsNil() throws {
+    @Test("absent optional fields decode as nil") func absentOptionalFieldsDecodeAsNil() throws {
         let json = #"""
             {"status":"picked_up","step":3,"stepCount":3,"eta":816692700,"symbolName":"checkmark.circle.fill",
              "progress":1,"compactLeading":{"text":"#42"},"compactTrailing":{"text":"✓"},"minimal":{},
@@ -68,7 +68,7 @@ import Testing
     }
 
     /// What an app woken by a push-to-start needs to register the new activity's token with Crema.
-    @Test(arguments: LiveActivityEvent.allCases)
+    @Test("every live activity body names its order next to APS and the starts attributes agree", arguments: LiveActivityEvent.allCases)
     func everyLiveActivityBodyNamesItsOrderNextToAPSAndTheStartsAttributesAgree(_ event: LiveActivityEvent) throws {
         struct Body: Decodable {
             struct APS: Decodable { var attributes: OrderActivityAttributes? }
@@ -87,7 +87,7 @@ import Testing
         #expect(Set(crema.keys) == ["order_id", "store_id", "number"])
     }
 
-    @Test func theAttributesRoundTripThroughAPlainEncoderAndDecoder() throws {
+    @Test("the attributes round trip through a plain encoder and decoder") func theAttributesRoundTripThroughAPlainEncoderAndDecoder() throws {
         let attributes = OrderActivityAttributes(
             orderID: "3f1c2a9e-8b7d-4c6e-9a5f-0d1e2f3a4b5c", storeID: "market-st", storeName: "Market St", orderNumber: 42,
             customerName: "Sam", itemsSummary: "Flat white")

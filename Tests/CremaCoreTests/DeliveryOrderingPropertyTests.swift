@@ -39,7 +39,7 @@ import Testing
         Dictionary(grouping: model.accepted.filter { $0.row.pushType == .liveactivity }, by: \.row.target)
     }
 
-    @Test func nothingReachesAnActivityOutOfOrderOrAfterItsEnd() async {
+    @Test("nothing reaches an activity out of order or after its end") func nothingReachesAnActivityOutOfOrderOrAfterItsEnd() async {
         await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
             let model = Self.run(refs, steps)
             for (target, pushes) in Self.sequences(model) {
@@ -54,7 +54,7 @@ import Testing
         }
     }
 
-    @Test func apsTimestampNeverGoesBackwardsForAnActivity() async {
+    @Test("aps timestamp never goes backwards for an activity") func apsTimestampNeverGoesBackwardsForAnActivity() async {
         await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
             Self.expectTimestampsNeverGoBackwards(Self.run(refs, steps))
         }
@@ -96,7 +96,7 @@ import Testing
         #expect(lost, "starts accepted \(starts.map(\.row.id)), not only after a lost record")
     }
 
-    @Test func noStartIsSentOnceTheOrderIsFinished() async {
+    @Test("no start is sent once the order is finished") func noStartIsSentOnceTheOrderIsFinished() async {
         await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
             let model = Self.run(refs, steps)
             let starts = model.accepted.filter { $0.row.liveActivityEvent == .start }
@@ -107,7 +107,7 @@ import Testing
         }
     }
 
-    @Test func theNewestPlannedPushOfEverySequenceIsDeliveredAtLeastOnce() async {
+    @Test("the newest planned push of every sequence is delivered at least once") func theNewestPlannedPushOfEverySequenceIsDeliveredAtLeastOnce() async {
         await propertyCheck(count: 400, input: Self.tokens, Self.step.array(of: 0...80)) { refs, steps in
             Self.expectDeliveredAtLeastOnce(Self.run(refs, steps))
         }
@@ -127,7 +127,7 @@ import Testing
             }
     }
 
-    @Test func aCancelWhileTheStartIsRetryingWithdrawsIt() {
+    @Test("a cancel while the start is retrying withdraws it") func aCancelWhileTheStartIsRetryingWithdrawsIt() {
         // The start fails, goes back to pending; the order is canceled; nothing is ever accepted.
         let model = Self.run([M.pushToStart], [
             .claim(limit: 1), .answer(which: 0, accepted: false), .event(choice: 3 /* canceled from queued */),
@@ -138,7 +138,7 @@ import Testing
         #expect(model.rows.first { $0.liveActivityEvent == .start }?.state == .superseded)
     }
 
-    @Test func aStartInFlightWhenTheOrderIsCanceledIsWithdrawnWhenItFails() {
+    @Test("a start in flight when the order is canceled is withdrawn when it fails") func aStartInFlightWhenTheOrderIsCanceledIsWithdrawnWhenItFails() {
         var model = M(refs: [M.pushToStart])
         model.run(.claim(limit: 1))
         model.run(.event(choice: 3))
@@ -148,7 +148,7 @@ import Testing
         #expect(model.accepted.isEmpty)
     }
 
-    @Test func aStartResentAfterALostRecordMayLandAfterTheFirstUpdate() throws {
+    @Test("a start resent after a lost record may land after the first update") func aStartResentAfterALostRecordMayLandAfterTheFirstUpdate() throws {
         // Found by apsTimestampNeverGoesBackwardsForAnActivity (seed FETb/aGza62+PZeaimgQ6BzCXFIIHMwsna7RK0QZ+RY=),
         // shrunk; at least once, as documented, so the property leaves the second copy out (see expectTimestampsNeverGoBackwards).
         let model = Self.run([M.pushToStart, M.alert, M.widget], [
@@ -172,7 +172,7 @@ import Testing
         Self.expectTimestampsNeverGoBackwards(model)
     }
 
-    @Test func aStartReplacedAfterALostRecordMayLandAfterTheFirstUpdate() throws {
+    @Test("a start replaced after a lost record may land after the first update") func aStartReplacedAfterALostRecordMayLandAfterTheFirstUpdate() throws {
         // Found by apsTimestampNeverGoesBackwardsForAnActivity (seed Y1C6PDs1Rxuk0JhD2j8dv1UPH2v3w/7i9WLX0MDYDgA=),
         // shrunk: the same lost record, but an event comes before the start goes again.
         let model = Self.run([M.pushToStart], [
@@ -195,7 +195,7 @@ import Testing
         Self.expectTimestampsNeverGoBackwards(model)
     }
 
-    @Test func anUpdateInFlightWhenTheEndIsPlannedGoesFirstOrNever() {
+    @Test("an update in flight when the end is planned goes first or never") func anUpdateInFlightWhenTheEndIsPlannedGoesFirstOrNever() {
         for accepted in [true, false] {
             var model = M(refs: [M.activity])
             model.drain()
@@ -225,7 +225,7 @@ import Testing
             priority: 5, state: state, plannedAt: now)
     }
 
-    @Test func everyPairOfRowsInOneSequence() {
+    @Test("every pair of rows in one sequence") func everyPairOfRowsInOneSequence() {
         let live: Set<DeliveryState> = [.pending, .inflight, .sent, .dead]
         for olderEvent in [LiveActivityEvent.update, .end] {
             for newerEvent in [LiveActivityEvent.update, .end] {
@@ -249,7 +249,7 @@ import Testing
         }
     }
 
-    @Test func otherSequencesNeverHoldARowBack() {
+    @Test("other sequences never hold a row back") func otherSequencesNeverHoldARowBack() {
         let mine = row(1, .update, .pending)
         let others = [
             row(2, .end, .inflight, target: OutboxModel.pushToStart),
@@ -261,7 +261,7 @@ import Testing
         #expect(DeliveryOrdering.decide(mine, among: [mine] + others, order: open) == .send)
     }
 
-    @Test func aStartNeverGoesForAFinishedOrderOrARegisteredActivity() {
+    @Test("a start never goes for a finished order or a registered activity") func aStartNeverGoesForAFinishedOrderOrARegisteredActivity() {
         let start = row(1, .start, .pending, target: OutboxModel.pushToStart)
         for finished in [false, true] {
             for registered in [false, true] {
@@ -273,7 +273,7 @@ import Testing
         }
     }
 
-    @Test func alertsAndWidgetsAreNeverHeldBack() {
+    @Test("alerts and widgets are never held back") func alertsAndWidgetsAreNeverHeldBack() {
         let alert = DeliveryRecord(
             id: 1, target: OutboxModel.alert, orderID: UUID(), pushType: .alert, priority: 10, state: .pending, plannedAt: now)
         let finished = DeliveryOrdering.OrderFacts(finished: true, activityRegistered: true)

@@ -3,7 +3,7 @@ import CremaCore
 import Testing
 
 @Suite struct DisplayWidthTests {
-    @Test(arguments: [
+    @Test("each character counts one or two columns", arguments: [
         ("a", 1), ("é", 1), ("e\u{301}", 1), ("ｱ", 1), ("ß", 1), ("—", 1), ("…", 1),
         ("抹", 2), ("あ", 2), ("カ", 2), ("한", 2), ("Ａ", 2), ("。", 2),
         ("☕", 2), ("😀", 2), ("👍🏽", 2), ("👨‍👩‍👧‍👦", 2), ("🇯🇵", 2), ("❤️", 2), ("1️⃣", 2), ("❤", 1),
@@ -12,23 +12,23 @@ import Testing
         #expect(DisplayWidth.columns(of: sample.0) == sample.1, "\(sample.0)")
     }
 
-    @Test func wideTextCountsTwoColumnsPerCharacter() {
+    @Test("wide text counts two columns per character") func wideTextCountsTwoColumnsPerCharacter() {
         #expect(DisplayWidth.columns(of: "抹茶ラテ") == 8)
         #expect(DisplayWidth.columns(of: "Oat latte 抹茶") == 14)
     }
 
-    @Test func textThatFitsIsLeftAlone() {
+    @Test("text that fits is left alone") func textThatFitsIsLeftAlone() {
         #expect(DisplayWidth.truncate("Ready", toColumns: 5) == "Ready")
     }
 
-    @Test func cuttingLeavesRoomForTheEllipsis() {
+    @Test("cutting leaves room for the ellipsis") func cuttingLeavesRoomForTheEllipsis() {
         #expect(DisplayWidth.truncate("Bartholomew", toColumns: 6) == "Barth…")
         #expect(DisplayWidth.truncate("抹茶ラテ", toColumns: 6) == "抹茶…")
         #expect(DisplayWidth.truncate("抹茶ラテ", toColumns: 5) == "抹茶…")
         #expect(DisplayWidth.truncate("抹茶ラテ", toColumns: 4) == "抹…")
     }
 
-    @Test func cuttingNeverSplitsAGraphemeCluster() {
+    @Test("cutting never splits a grapheme cluster") func cuttingNeverSplitsAGraphemeCluster() {
         let family = "👨‍👩‍👧‍👦"
         let cut = DisplayWidth.truncate(family + family + family, toColumns: 4)
         #expect(cut == family + "…")
@@ -36,11 +36,11 @@ import Testing
         #expect(DisplayWidth.truncate(accented, toColumns: 4) == "e\u{301}e\u{301}e\u{301}…")
     }
 
-    @Test func spacesBeforeTheEllipsisAreDropped() {
+    @Test("spaces before the ellipsis are dropped") func spacesBeforeTheEllipsisAreDropped() {
         #expect(DisplayWidth.truncate("Oat latte", toColumns: 5) == "Oat…")
     }
 
-    @Test func aBudgetOfZeroLeavesNothing() {
+    @Test("a budget of zero leaves nothing") func aBudgetOfZeroLeavesNothing() {
         #expect(DisplayWidth.truncate("Ana", toColumns: 0) == "")
     }
 }

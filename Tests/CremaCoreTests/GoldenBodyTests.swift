@@ -34,7 +34,7 @@ import Testing
 
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
 
-    @Test(arguments: cases, ["en", "es", "ja"])
+    @Test("the body matches its golden file byte for byte", arguments: cases, ["en", "es", "ja"])
     func theBodyMatchesItsGoldenFileByteForByte(_ c: Case, _ locale: String) throws {
         let order = F.order(c.state, locale: locale, eta: c.eta)
         let body: APNsBody
@@ -57,7 +57,7 @@ import Testing
         #expect(body.json == expected, "\(file.lastPathComponent) differs:\n\(body.string)\nexpected:\n\(String(decoding: expected, as: UTF8.self))")
     }
 
-    @Test func theWidgetBodyMatchesItsGoldenFile() throws {
+    @Test("the widget body matches its golden file") func theWidgetBodyMatchesItsGoldenFile() throws {
         let file = Self.golden.appendingPathComponent("widgets.json")
         if ProcessInfo.processInfo.environment["CREMA_UPDATE_GOLDEN"] == "1" {
             try APNsBodyBuilder.widget.json.write(to: file)

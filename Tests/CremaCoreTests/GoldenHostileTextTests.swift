@@ -41,7 +41,7 @@ import Testing
         return order
     }
 
-    @Test(arguments: GoldenBodyTests.cases, ["en", "es", "ja"])
+    @Test("hostile text gives the golden file byte for byte", arguments: GoldenBodyTests.cases, ["en", "es", "ja"])
     func hostileTextGivesTheGoldenFileByteForByte(_ c: GoldenBodyTests.Case, _ locale: String) throws {
         let order = Self.hostile(F.order(c.state, locale: locale, eta: c.eta))
         #expect(order.displayName.unicodeScalars.contains { (0x202A...0x202E).contains($0.value) })
@@ -70,7 +70,7 @@ import Testing
         #expect(DisplayText.visible(sample.0) == sample.1)
     }
 
-    @Test func aNameThatIsOnlyInvisibleCharactersShowsNoName() {
+    @Test("a name that is only invisible characters shows no name") func aNameThatIsOnlyInvisibleCharactersShowsNoName() {
         var order = F.order(.queued)
         order.displayName = "\u{202E}\u{200B}\u{2028}"
         let attributes = OrderProjector.attributes(order: order, storeName: F.storeName, locale: "en")

@@ -7,13 +7,13 @@ import Testing
 @Suite struct OrderProjectorTests {
     typealias F = ActivityFixtures
 
-    @Test(arguments: [("en", ActivityLanguage.english), ("es-MX", .spanish), ("ja-JP", .japanese), ("es_ES", .spanish),
+    @Test("locale tags fall back to their language and unknown ones to english", arguments: [("en", ActivityLanguage.english), ("es-MX", .spanish), ("ja-JP", .japanese), ("es_ES", .spanish),
                       ("EN-gb", .english), ("fr", .english), ("zh-Hant-TW", .english), ("", .english)])
     func localeTagsFallBackToTheirLanguageAndUnknownOnesToEnglish(_ sample: (String, ActivityLanguage)) {
         #expect(ActivityLanguage(localeTag: sample.0) == sample.1)
     }
 
-    @Test func theETAReadsInEachLanguagesOwnShortForm() {
+    @Test("the ETA reads in each languages own short form") func theETAReadsInEachLanguagesOwnShortForm() {
         let en = F.contentState(F.order(.preparing, locale: "en", eta: 180))
         let es = F.contentState(F.order(.preparing, locale: "es", eta: 180))
         let ja = F.contentState(F.order(.preparing, locale: "ja", eta: 180))
@@ -27,12 +27,12 @@ import Testing
         #expect(ja.minimal.text == "3分")
     }
 
-    @Test func aPartMinuteCountsAsAWholeOne() {
+    @Test("a part minute counts as a whole one") func aPartMinuteCountsAsAWholeOne() {
         #expect(F.contentState(F.order(.queued, eta: 61)).compactTrailing.text == "2 min")
         #expect(F.contentState(F.order(.queued, eta: 1)).compactTrailing.text == "1 min")
     }
 
-    @Test func aPassedETAReadsAsAnyMomentAndStopsTheCountdown() {
+    @Test("a passed ETA reads as any moment and stops the countdown") func aPassedETAReadsAsAnyMomentAndStopsTheCountdown() {
         let en = F.contentState(F.order(.preparing, locale: "en", eta: -120))
         #expect(en.compactTrailing.text == "Soon")
         #expect(en.compactTrailing.countdownEnd == nil)
@@ -43,19 +43,19 @@ import Testing
         #expect(F.contentState(F.order(.preparing, locale: "ja", eta: -120)).lockScreen.etaRelative == "まもなく")
     }
 
-    @Test func aWaitingOrderCountsDownToItsETA() {
+    @Test("a waiting order counts down to its ETA") func aWaitingOrderCountsDownToItsETA() {
         let order = F.order(.queued, eta: 600)
         #expect(F.contentState(order).compactTrailing.countdownEnd == order.eta)
     }
 
-    @Test func longWaitsReadInHours() {
+    @Test("long waits read in hours") func longWaitsReadInHours() {
         let en = F.contentState(F.order(.queued, locale: "en", eta: 150 * 60))
         #expect(en.compactTrailing.text == "3 hr")
         #expect(en.lockScreen.etaRelative == "in 2 hr 30 min")
         #expect(F.contentState(F.order(.queued, locale: "ja", eta: 150 * 60)).lockScreen.etaRelative == "あと2時間30分")
     }
 
-    @Test func theAbsoluteETAIsTheStoresClockInEachLanguagesStyle() {
+    @Test("the absolute ETAIs the stores clock in each languages style") func theAbsoluteETAIsTheStoresClockInEachLanguagesStyle() {
         // now + 300 s is 03:11:40 in Los Angeles, rounded up to the minute.
         #expect(F.contentState(F.order(.queued, locale: "en")).lockScreen.etaAbsolute == "3:12 AM")
         #expect(F.contentState(F.order(.queued, locale: "es")).lockScreen.etaAbsolute == "3:12")
@@ -66,7 +66,7 @@ import Testing
         #expect(afternoon.lockScreen.etaAbsolute == "2:07 PM")
     }
 
-    @Test func spanishSaysLaUnaButLasOtherwise() {
+    @Test("spanish says la una but las otherwise") func spanishSaysLaUnaButLasOtherwise() {
         let tokyo = TimeZone(identifier: "Asia/Tokyo")!
         let oneAM = Date(timeIntervalSince1970: 1_795_017_900)  // 01:05 in Tokyo
         var order = F.order(.queued, locale: "es")
@@ -75,7 +75,7 @@ import Testing
         #expect(state.lockScreen.subtitle.hasPrefix("Listo hacia la 1:05"))
     }
 
-    @Test(arguments: OrderState.allCases) func eachStateHasItsSymbolStepAndProgress(_ state: OrderState) {
+    @Test("each state has its symbol step and progress", arguments: OrderState.allCases) func eachStateHasItsSymbolStepAndProgress(_ state: OrderState) {
         let s = F.contentState(F.order(state))
         #expect(s.status.rawValue == state.rawValue)
         #expect(s.stepCount == 3)
@@ -93,19 +93,19 @@ import Testing
         #expect(s.progress == expected.2)
     }
 
-    @Test(arguments: OrderState.allCases, ["en", "es", "ja"])
+    @Test("every state in every language fits its budgets", arguments: OrderState.allCases, ["en", "es", "ja"])
     func everyStateInEveryLanguageFitsItsBudgets(_ state: OrderState, _ locale: String) {
         F.expectWithinBudgets(F.contentState(F.order(state, locale: locale)))
         F.expectWithinBudgets(F.contentState(F.order(state, locale: locale, eta: -600)))
     }
 
-    @Test func theReadyTitleGreetsTheCustomerByName() {
+    @Test("the ready title greets the customer by name") func theReadyTitleGreetsTheCustomerByName() {
         #expect(F.contentState(F.order(.ready, locale: "en")).lockScreen.title == "Ana, your order is ready!")
         #expect(F.contentState(F.order(.ready, locale: "es")).lockScreen.title == "Ana, ¡tu pedido está listo!")
         #expect(F.contentState(F.order(.ready, locale: "ja")).lockScreen.title == "さくら様、ご注文の品ができあがりました")
     }
 
-    @Test func aLongNameIsCutAndTheWordsAroundItStayWhole() {
+    @Test("a long name is cut and the words around it stay whole") func aLongNameIsCutAndTheWordsAroundItStayWhole() {
         var order = F.order(.preparing, locale: "en")
         order.barista = "Bartholomew Featherstonehaugh-Fotheringay"
         let title = F.contentState(order).lockScreen.title
@@ -113,19 +113,19 @@ import Testing
         #expect(DisplayWidth.columns(of: title) <= FamilyBudget.lockTitle)
     }
 
-    @Test func aLongJapaneseNameIsCutOnWholeCharactersBeforeTheHonorific() {
+    @Test("a long japanese name is cut on whole characters before the honorific") func aLongJapaneseNameIsCutOnWholeCharactersBeforeTheHonorific() {
         var order = F.order(.ready, locale: "ja")
         order.displayName = String(repeating: "長", count: 40)
         #expect(F.contentState(order).lockScreen.title == "長長長…様、ご注文の品ができあがりました")
     }
 
-    @Test func wordingThatLeavesTooLittleRoomForANameFallsBackToShorterWording() {
+    @Test("wording that leaves too little room for a name falls back to shorter wording") func wordingThatLeavesTooLittleRoomForANameFallsBackToShorterWording() {
         var order = F.order(.ready, locale: "es")
         order.pickupPoint = "Mostrador de recogida junto a la ventana"
         #expect(F.contentState(order).lockScreen.subtitle == "Recógelo en: Mostrador de recogida junto a la ventana")
     }
 
-    @Test func theItemsSummaryNamesTheFirstItemAndCountsTheRest() {
+    @Test("the items summary names the first item and counts the rest") func theItemsSummaryNamesTheFirstItemAndCountsTheRest() {
         let en = OrderProjector.attributes(order: F.order(.queued, locale: "en"), storeName: "Market St", locale: "en")
         #expect(en.itemsSummary == "Oat latte (grande) + 2 more")
         let es = OrderProjector.attributes(order: F.order(.queued, locale: "es"), storeName: "Market St", locale: "es")
@@ -134,13 +134,13 @@ import Testing
         #expect(ja.itemsSummary == "Oat latte（grande）ほか2点")
     }
 
-    @Test func whitespaceInNamesIsTidied() {
+    @Test("whitespace in names is tidied") func whitespaceInNamesIsTidied() {
         var order = F.order(.preparing)
         order.barista = "  Sam \t Lee "
         #expect(F.contentState(order).baristaName == "Sam Lee")
     }
 
-    @Test func largeOrderNumbersStillFitTheCompactLeadingView() {
+    @Test("large order numbers still fit the compact leading view") func largeOrderNumbersStillFitTheCompactLeadingView() {
         var order = F.order(.queued)
         order.number = 999
         #expect(F.contentState(order).compactLeading.text == "#999")
@@ -150,7 +150,7 @@ import Testing
         #expect(F.contentState(order).compactLeading.text == "…345")
     }
 
-    @Test(arguments: OrderEventType.allCases, ["en", "es", "ja"])
+    @Test("every event has an alert within its budgets", arguments: OrderEventType.allCases, ["en", "es", "ja"])
     func everyEventHasAnAlertWithinItsBudgets(_ event: OrderEventType, _ locale: String) {
         let alert = OrderProjector.alert(
             for: event, order: F.order(.ready, locale: locale), storeName: F.storeName, timeZone: F.losAngeles,

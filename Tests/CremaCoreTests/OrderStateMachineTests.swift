@@ -62,7 +62,7 @@ import Testing
         Case(from: .canceled, event: .expired, to: nil),
     ]
 
-    @Test func theTableCoversEveryStateAndEventExactlyOnce() {
+    @Test("the table covers every state and event exactly once") func theTableCoversEveryStateAndEventExactlyOnce() {
         let sources: [OrderState?] = [nil] + OrderState.allCases.map(Optional.some)
         for source in sources {
             for event in OrderEventType.allCases {
@@ -73,14 +73,14 @@ import Testing
         #expect(Self.table.count == 6 * OrderEventType.allCases.count)
     }
 
-    @Test(arguments: table) func transitionFollowsTheTable(_ row: Case) {
+    @Test("transition follows the table", arguments: table) func transitionFollowsTheTable(_ row: Case) {
         #expect(OrderStateMachine.target(of: row.event, from: row.from) == row.to)
         // System-only events (`expired`) are never offered to clients, even where the machine accepts them.
         #expect(OrderStateMachine.allowedEvents(from: row.from).contains(row.event) == (row.to != nil && !row.event.isSystemOnly))
     }
 
     /// Drives `apply` itself (not only `target`) for every post-placement pair.
-    @Test(arguments: table.filter { $0.from != nil && $0.event != .placed })
+    @Test("apply accepts or refuses each pair", arguments: table.filter { $0.from != nil && $0.event != .placed })
     func applyAcceptsOrRefusesEachPair(_ row: Case) throws {
         let order = Fixtures.order(in: row.from!)
         let event = Fixtures.event(row.event, for: row.from!)
@@ -96,11 +96,11 @@ import Testing
         }
     }
 
-    @Test(arguments: OrderState.allCases) func terminalStatesAcceptNothing(_ state: OrderState) {
+    @Test("terminal states accept nothing", arguments: OrderState.allCases) func terminalStatesAcceptNothing(_ state: OrderState) {
         #expect(OrderStateMachine.allowedEvents(from: state).isEmpty == state.isTerminal)
     }
 
-    @Test func placingCreatesAQueuedOrderAtVersionOne() throws {
+    @Test("placing creates a queued order at version one") func placingCreatesAQueuedOrderAtVersionOne() throws {
         let id = UUID()
         let order = try OrderStateMachine.place(Fixtures.placement(), id: id, number: 42, at: Fixtures.now)
         #expect(order.id == id)
@@ -111,28 +111,28 @@ import Testing
         #expect(order.allowedEvents == [.started, .delayed, .ready, .canceled])
     }
 
-    @Test func aStaleExpectedVersionIsAConflictEvenWhenTheEventWouldBeAllowed() {
+    @Test("a stale expected version is a conflict even when the event would be allowed") func aStaleExpectedVersionIsAConflictEvenWhenTheEventWouldBeAllowed() {
         let order = Fixtures.order(in: .preparing, version: 3)
         #expect(throws: OrderError.versionConflict(expected: 2, actual: 3, state: .preparing)) {
             try OrderStateMachine.apply(.ready(pickupPoint: nil), to: order, expectedVersion: 2, at: Fixtures.later)
         }
     }
 
-    @Test func theVersionCheckComesBeforeTheTransitionCheck() {
+    @Test("the version check comes before the transition check") func theVersionCheckComesBeforeTheTransitionCheck() {
         let order = Fixtures.order(in: .canceled, version: 4)
         #expect(throws: OrderError.versionConflict(expected: 3, actual: 4, state: .canceled)) {
             try OrderStateMachine.apply(.pickedUp, to: order, expectedVersion: 3, at: Fixtures.later)
         }
     }
 
-    @Test func aMatchingExpectedVersionIsAccepted() throws {
+    @Test("a matching expected version is accepted") func aMatchingExpectedVersionIsAccepted() throws {
         let order = Fixtures.order(in: .queued, version: 1)
         let next = try OrderStateMachine.apply(.started(barista: "Sam"), to: order, expectedVersion: 1, at: Fixtures.later)
         #expect(next.barista == "Sam")
         #expect(next.version == 2)
     }
 
-    @Test func eventsRecordWhatTheyCarry() throws {
+    @Test("events record what they carry") func eventsRecordWhatTheyCarry() throws {
         var order = Fixtures.order(in: .queued)
         let newETA = Fixtures.now.addingTimeInterval(900)
         order = try OrderStateMachine.apply(.delayed(eta: newETA, reason: "milk delivery"), to: order, expectedVersion: nil, at: Fixtures.later)
@@ -146,13 +146,13 @@ import Testing
         #expect(order.cancelReason == "left")
     }
 
-    @Test func refusalsNameTheAllowedEvents() {
+    @Test("refusals name the allowed events") func refusalsNameTheAllowedEvents() {
         let error = OrderError.invalidTransition(from: .ready, event: .started, allowed: [.pickedUp, .canceled])
         #expect(error.code == "invalid_transition")
         #expect(error.message.contains("picked_up, canceled"))
     }
 
-    @Test(arguments: OrderEventType.allCases) func onlyThePOSPlacesOrdersAndOnlyBaristasStartOrReady(_ type: OrderEventType) {
+    @Test("only the POS places orders and only baristas start or ready", arguments: OrderEventType.allCases) func onlyThePOSPlacesOrdersAndOnlyBaristasStartOrReady(_ type: OrderEventType) {
         let roles = type.permittedRoles
         #expect(!roles.contains(.dashboard) && !roles.contains(.app))
         switch type {

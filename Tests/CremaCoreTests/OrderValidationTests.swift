@@ -24,21 +24,21 @@ import Testing
         #expect(throws: Never.self) { try OrderValidation.validate(placement, now: Fixtures.now) }
     }
 
-    @Test func aTypicalPlacementIsAccepted() {
+    @Test("a typical placement is accepted") func aTypicalPlacementIsAccepted() {
         #expect(rejection(Fixtures.placement()) == nil)
     }
 
-    @Test func anOrderWithoutItemsIsRefusedNamingTheField() {
+    @Test("an order without items is refused naming the field") func anOrderWithoutItemsIsRefusedNamingTheField() {
         #expect(rejection(Fixtures.placement(items: [])) == .invalidValue(field: "items", reason: "must hold at least one item"))
     }
 
-    @Test func fiftyItemsAreAcceptedAndFiftyOneAreNot() {
+    @Test("fifty items are accepted and fifty one are not") func fiftyItemsAreAcceptedAndFiftyOneAreNot() {
         let item = OrderItem(name: "Drip")
         #expect(rejection(Fixtures.placement(items: Array(repeating: item, count: 50))) == nil)
         #expect(rejection(Fixtures.placement(items: Array(repeating: item, count: 51)))?.code == "invalid_value")
     }
 
-    @Test(arguments: [0, -1, 100]) func quantitiesOutsideOneToNinetyNineAreRefused(_ quantity: Int) {
+    @Test("quantities outside one to ninety nine are refused", arguments: [0, -1, 100]) func quantitiesOutsideOneToNinetyNineAreRefused(_ quantity: Int) {
         let error = rejection(Fixtures.placement(items: [OrderItem(name: "Mocha", quantity: quantity)]))
         guard case .invalidValue(let field, _) = error else {
             Issue.record("expected invalid_value, got \(String(describing: error))")
@@ -47,7 +47,7 @@ import Testing
         #expect(field == "items[0].quantity")
     }
 
-    @Test(arguments: ["", "   ", "Ana\u{0007}"]) func blankOrControlDisplayNamesAreRefused(_ name: String) {
+    @Test("blank or control display names are refused", arguments: ["", "   ", "Ana\u{0007}"]) func blankOrControlDisplayNamesAreRefused(_ name: String) {
         var placement = Fixtures.placement()
         placement.displayName = name
         guard case .invalidValue(let field, _) = rejection(placement) else {
@@ -58,7 +58,7 @@ import Testing
     }
 
     /// Blank means Unicode white space only, whatever the script; control means general category Cc (C0, DEL, C1).
-    @Test(arguments: [
+    @Test("white space in any script is blank and every control character is refused", arguments: [
         ("\u{3000}\u{00A0}\u{2003}", "must not be blank"), ("\t\n\u{2028}", "must not be blank"),
         ("Ana\u{7F}", "must not contain control characters"), ("Ana\u{85}", "must not contain control characters"),
         ("\u{9F}Ana", "must not contain control characters"), ("\u{1F}", "must not contain control characters"),
@@ -69,7 +69,7 @@ import Testing
         #expect(rejection(placement) == .invalidValue(field: "display_name", reason: reason))
     }
 
-    @Test(arguments: ["\u{A0}Ana", "Ana\u{A0}", "\u{3000}李", "~", "\u{20}!"])
+    @Test("a name with any visible character next to white space is accepted", arguments: ["\u{A0}Ana", "Ana\u{A0}", "\u{3000}李", "~", "\u{20}!"])
     func aNameWithAnyVisibleCharacterNextToWhiteSpaceIsAccepted(_ name: String) {
         var placement = Fixtures.placement()
         placement.displayName = name
@@ -78,7 +78,7 @@ import Testing
 
     /// The control check reads code points directly; it must agree with Unicode's own category (every Cc code point
     /// is below U+00A0; the scan goes on through the Latin, Greek, Cyrillic and general punctuation blocks).
-    @Test func theControlCheckIsExactlyGeneralCategoryCc() throws {
+    @Test("the control check is exactly general category cc") func theControlCheckIsExactlyGeneralCategoryCc() throws {
         let disagreeing = (0...0x2FFF).compactMap(Unicode.Scalar.init).filter { scalar in
             var placement = Fixtures.placement()
             placement.displayName = "A\(Character(scalar))"
@@ -88,7 +88,7 @@ import Testing
         #expect(disagreeing.count == 0, "first: \(disagreeing.prefix(3).map { String($0.value, radix: 16) })")
     }
 
-    @Test func lengthIsCountedInCharactersSoJapaneseNamesFit() {
+    @Test("length is counted in characters so japanese names fit") func lengthIsCountedInCharactersSoJapaneseNamesFit() {
         var placement = Fixtures.placement()
         placement.displayName = String(repeating: "抹", count: 80)
         #expect(rejection(placement) == nil)
@@ -96,20 +96,20 @@ import Testing
         #expect(rejection(placement)?.code == "invalid_value")
     }
 
-    @Test(arguments: ["en", "es", "ja", "es-MX", "zh-Hant-TW"]) func languageTagsAreAccepted(_ tag: String) {
+    @Test("language tags are accepted", arguments: ["en", "es", "ja", "es-MX", "zh-Hant-TW"]) func languageTagsAreAccepted(_ tag: String) {
         var placement = Fixtures.placement()
         placement.locale = tag
         #expect(rejection(placement) == nil)
     }
 
-    @Test(arguments: ["", " ", "e", "english", "en_US", "en-", "1a", "ja_JP", "EN"])
+    @Test("a locale the POS got wrong never refuses the order", arguments: ["", " ", "e", "english", "en_US", "en-", "1a", "ja_JP", "EN"])
     func aLocaleThePOSGotWrongNeverRefusesTheOrder(_ tag: String) {
         var placement = Fixtures.placement()
         placement.locale = tag
         #expect(rejection(placement) == nil)
     }
 
-    @Test(arguments: [-3601.0, 86_401.0]) func etasOutsideTheWindowAreRefused(_ offset: TimeInterval) {
+    @Test("etas outside the window are refused", arguments: [-3601.0, 86_401.0]) func etasOutsideTheWindowAreRefused(_ offset: TimeInterval) {
         var placement = Fixtures.placement()
         placement.eta = Fixtures.now.addingTimeInterval(offset)
         guard case .invalidValue(let field, _) = rejection(placement) else {
@@ -119,23 +119,23 @@ import Testing
         #expect(field == "eta")
     }
 
-    @Test(arguments: ["market-st", "a", "store-9"]) func storeSlugsAreValid(_ id: String) {
+    @Test("store slugs are valid", arguments: ["market-st", "a", "store-9"]) func storeSlugsAreValid(_ id: String) {
         #expect(StoreID.isValid(id))
     }
 
-    @Test(arguments: ["", "-x", "Market", "market st", "é", String(repeating: "a", count: 64)])
+    @Test("other store IDs are invalid", arguments: ["", "-x", "Market", "market st", "é", String(repeating: "a", count: 64)])
     func otherStoreIDsAreInvalid(_ id: String) {
         #expect(!StoreID.isValid(id))
     }
 
-    @Test func aCancelWithABlankReasonIsRefused() {
+    @Test("a cancel with a blank reason is refused") func aCancelWithABlankReasonIsRefused() {
         let order = Fixtures.order(in: .queued)
         #expect(throws: OrderError.invalidValue(field: "reason", reason: "must not be blank")) {
             try OrderStateMachine.apply(.canceled(reason: " "), to: order, expectedVersion: nil, at: Fixtures.later)
         }
     }
 
-    @Test func aDelayIntoThePastIsRefused() {
+    @Test("a delay into the past is refused") func aDelayIntoThePastIsRefused() {
         let order = Fixtures.order(in: .preparing)
         #expect(throws: OrderError.self) {
             try OrderStateMachine.apply(

@@ -43,7 +43,7 @@ import Testing
             barista: names.1, pickupPoint: names.2, placedAt: F.now, updatedAt: F.now)
     }
 
-    @Test func everyFamilyTextFitsItsBudget() async {
+    @Test("every family text fits its budget") func everyFamilyTextFitsItsBudget() async {
         await propertyCheck(count: 300, input: Self.order, Self.text) { order, store in
             let state = OrderProjector.contentState(
                 order: order, storeName: store, timeZone: F.losAngeles, now: F.now, locale: order.locale)
@@ -56,7 +56,7 @@ import Testing
         }
     }
 
-    @Test func everyBodyFitsIsValidJSONAndKeepsTheStatusAndThe2001Epoch() async {
+    @Test("every body fits is valid JSON and keeps the status and the 2001 epoch") func everyBodyFitsIsValidJSONAndKeepsTheStatusAndThe2001Epoch() async {
         var fitted = 0
         await propertyCheck(count: 150, input: Self.order, Self.text) { order, store in
             for (name, body) in F.allBodies(order, storeName: store) {

@@ -9,7 +9,7 @@ import Testing
         Migration(version: 2, name: "second", sql: "CREATE TABLE b (id int)"),
     ]
 
-    @Test func migratingTwiceAppliesEachMigrationOnce() async throws {
+    @Test("migrating twice applies each migration once") func migratingTwiceAppliesEachMigrationOnce() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let migrator = Migrator(migrations: files)
             #expect(try await db.pool.withConnection { try await migrator.migrate(on: $0) } == [1, 2])
@@ -20,7 +20,7 @@ import Testing
         }
     }
 
-    @Test func aFailingMigrationIsRolledBackAndNotRecorded() async throws {
+    @Test("a failing migration is rolled back and not recorded") func aFailingMigrationIsRolledBackAndNotRecorded() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let broken = files + [Migration(version: 3, name: "broken", sql: "CREATE TABLE c (id int); SELECT * FROM nowhere")]
             await #expect(throws: PostgresError.self) {
@@ -33,7 +33,7 @@ import Testing
         }
     }
 
-    @Test func anEditedMigrationIsRefused() async throws {
+    @Test("an edited migration is refused") func anEditedMigrationIsRefused() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await Migrator(migrations: files).migrate(on: $0) }
             var edited = files
@@ -45,7 +45,7 @@ import Testing
         }
     }
 
-    @Test func aDatabaseWithMigrationsTheFilesLackIsRefused() async throws {
+    @Test("a database with migrations the files lack is refused") func aDatabaseWithMigrationsTheFilesLackIsRefused() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await Migrator(migrations: files).migrate(on: $0) }
             let error = await #expect(throws: MigrationError.self) {
@@ -55,7 +55,7 @@ import Testing
         }
     }
 
-    @Test func pendingMigrationsAreReportedWithoutBeingApplied() async throws {
+    @Test("pending migrations are reported without being applied") func pendingMigrationsAreReportedWithoutBeingApplied() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let status = try await db.pool.withConnection { try await Migrator(migrations: files).status(on: $0) }
             #expect(status == Migrator.Status(applied: [], pending: [1, 2]))
@@ -63,7 +63,7 @@ import Testing
         }
     }
 
-    @Test func aRepeatableMigrationRunsAfterTheNumberedOnesAndAgainOnlyWhenItsTextChanges() async throws {
+    @Test("a repeatable migration runs after the numbered ones and again only when its text changes") func aRepeatableMigrationRunsAfterTheNumberedOnesAndAgainOnlyWhenItsTextChanges() async throws {
         try await TestDatabase.with(migrated: false) { db in
             // The view reads table b, which only the numbered migration 2 creates.
             let view = RepeatableMigration(name: "views", sql: "CREATE OR REPLACE VIEW v AS SELECT id FROM b")
@@ -89,7 +89,7 @@ import Testing
         }
     }
 
-    @Test func aFailingRepeatableMigrationIsRolledBackAndNotRecorded() async throws {
+    @Test("a failing repeatable migration is rolled back and not recorded") func aFailingRepeatableMigrationIsRolledBackAndNotRecorded() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let broken = RepeatableMigration(name: "broken", sql: "CREATE OR REPLACE VIEW w AS SELECT 1; SELECT * FROM nowhere")
             await #expect(throws: PostgresError.self) {
@@ -104,7 +104,7 @@ import Testing
         }
     }
 
-    @Test func repeatableMigrationFilesAreReadInNameOrder() throws {
+    @Test("repeatable migration files are read in name order") func repeatableMigrationFilesAreReadInNameOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -115,7 +115,7 @@ import Testing
         #expect(loaded == [RepeatableMigration(name: "functions", sql: "SELECT 1"), RepeatableMigration(name: "ordering", sql: "SELECT 2")])
     }
 
-    @Test func migrationFilesAreReadInVersionOrder() throws {
+    @Test("migration files are read in version order") func migrationFilesAreReadInVersionOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -127,7 +127,7 @@ import Testing
         #expect(loaded.map(\.name) == ["earlier", "later"])
     }
 
-    @Test func aBadlyNamedMigrationFileIsRefused() throws {
+    @Test("a badly named migration file is refused") func aBadlyNamedMigrationFileIsRefused() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

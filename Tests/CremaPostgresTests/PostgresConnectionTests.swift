@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct PostgresConnectionTests {
-    @Test func everySupportedTypeRoundTripsThroughBoundParameters() async throws {
+    @Test("every supported type round trips through bound parameters") func everySupportedTypeRoundTripsThroughBoundParameters() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let id = UUID()
             let at = Date(timeIntervalSince1970: 1_795_000_000.123456)
@@ -30,7 +30,7 @@ import Testing
         }
     }
 
-    @Test func anInjectionAttemptStaysAValue() async throws {
+    @Test("an injection attempt stays a value") func anInjectionAttemptStaysAValue() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let hostile = "x'); DROP TABLE pg_class; --"
             let rows = try await db.pool.withConnection { try await $0.query("SELECT \(hostile) AS v, 1 AS one") }
@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    @Test func aServerErrorCarriesItsSQLStateButNotTheValueInItsDescription() async throws {
+    @Test("a server error carries its SQL state but not the value in its description") func aServerErrorCarriesItsSQLStateButNotTheValueInItsDescription() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let error = try await #require(throws: PostgresError.self) {
                 try await db.pool.withConnection { connection in
@@ -54,7 +54,7 @@ import Testing
         }
     }
 
-    @Test func aValueWithNULIsRefusedRatherThanTruncated() async throws {
+    @Test("a value with NULIs refused rather than truncated") func aValueWithNULIsRefusedRatherThanTruncated() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let error = await #expect(throws: PostgresError.self) {
                 try await db.pool.withConnection { try await $0.query("SELECT \("market-st\u{0}x")::text") }
@@ -63,7 +63,7 @@ import Testing
         }
     }
 
-    @Test func sessionsRunWithTimeLimits() async throws {
+    @Test("sessions run with time limits") func sessionsRunWithTimeLimits() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let timeout = try await db.scalar("SHOW statement_timeout", as: String.self)
             let lock = try await db.scalar("SHOW lock_timeout", as: String.self)
@@ -72,7 +72,7 @@ import Testing
         }
     }
 
-    @Test func decodingTheWrongTypeIsADecodingError() async throws {
+    @Test("decoding the wrong type is a decoding error") func decodingTheWrongTypeIsADecodingError() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let row = try await db.pool.withConnection { try await $0.query("SELECT 'abc' AS v, NULL::int AS n")[0] }
             #expect(throws: PostgresError.self) { try row.decode("v", as: Int.self) }
@@ -81,7 +81,7 @@ import Testing
         }
     }
 
-    @Test func aTransactionThatThrowsLeavesNothingBehind() async throws {
+    @Test("a transaction that throws leaves nothing behind") func aTransactionThatThrowsLeavesNothingBehind() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int)") }
             struct Abort: Error {}
@@ -97,7 +97,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [PostgresIsolation.readCommitted, .repeatableRead, .serializable])
+    @Test("a transaction runs at the requested isolation level", arguments: [PostgresIsolation.readCommitted, .repeatableRead, .serializable])
     func aTransactionRunsAtTheRequestedIsolationLevel(_ isolation: PostgresIsolation) async throws {
         try await TestDatabase.with(migrated: false) { db in
             let level = try await db.pool.withTransaction(isolation: isolation) { connection in
@@ -107,7 +107,7 @@ import Testing
         }
     }
 
-    @Test func cancellingTheTaskCancelsTheRunningStatement() async throws {
+    @Test("cancelling the task cancels the running statement") func cancellingTheTaskCancelsTheRunningStatement() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let sleeper = Task { try await db.pool.withConnection { try await $0.query("SELECT pg_sleep(60)") } }
             // Wait until the statement is running on the server, then cancel the task.
@@ -123,7 +123,7 @@ import Testing
         }
     }
 
-    @Test func aPoolAtCapacityGivesUpAfterTheAcquireTimeout() async throws {
+    @Test("a pool at capacity gives up after the acquire timeout") func aPoolAtCapacityGivesUpAfterTheAcquireTimeout() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1, acquireTimeout: .milliseconds(200)))
             let (held, release) = AsyncStream<Void>.makeStream()
@@ -149,7 +149,7 @@ import Testing
         }
     }
 
-    @Test func aConnectionKilledByTheServerIsRepairedOnTheNextLease() async throws {
+    @Test("a connection killed by the server is repaired on the next lease") func aConnectionKilledByTheServerIsRepairedOnTheNextLease() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let pid = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
@@ -160,7 +160,7 @@ import Testing
         }
     }
 
-    @Test func anUnreachableServerIsAConnectionFailureThatCountsAsUnavailable() async throws {
+    @Test("an unreachable server is a connection failure that counts as unavailable") func anUnreachableServerIsAConnectionFailureThatCountsAsUnavailable() async throws {
         let error = await #expect(throws: PostgresError.self) {
             try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=none")
         }
@@ -168,7 +168,7 @@ import Testing
         #expect(error?.isUnavailable == true)
     }
 
-    @Test func aFailedConnectionNamesHostPortDatabaseUserAndReasonButNeverThePassword() async throws {
+    @Test("a failed connection names host port database user and reason but never the password") func aFailedConnectionNamesHostPortDatabaseUserAndReasonButNeverThePassword() async throws {
         let error = try await #require(throws: PostgresError.self) {
             try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=nowhere password=hunter2-secret")
         }
@@ -181,7 +181,7 @@ import Testing
         #expect(!String(reflecting: error).contains("hunter2-secret"))
     }
 
-    @Test func aConninfoLibpqCannotReadSaysWhyWithoutQuotingItsPassword() async throws {
+    @Test("a conninfo libpq cannot read says why without quoting its password") func aConninfoLibpqCannotReadSaysWhyWithoutQuotingItsPassword() async throws {
         // libpq quotes the whole URI in this message, the password with it.
         let error = try await #require(throws: PostgresError.self) {
             try await PostgresConnection.connect("postgresql://nobody:hunter2-secret@[::1/nowhere")
@@ -192,7 +192,7 @@ import Testing
         #expect(!String(reflecting: error).contains("hunter2-secret"))
     }
 
-    @Test func aURIConninfoIsAccepted() async throws {
+    @Test("a URI conninfo is accepted") func aURIConninfoIsAccepted() async throws {
         try await TestDatabase.with(migrated: false) { db in
             // The test cluster listens on a socket directory; a URI can name it with the host parameter.
             let host = try #require(db.conninfo.split(separator: " ").first { $0.hasPrefix("host=") }).dropFirst(5)

@@ -15,14 +15,14 @@ import Testing
         return machine.listened(at: now)
     }
 
-    @Test func theFirstStepIsToConnectAndASuccessfulListenDeliversReconnected() {
+    @Test("the first step is to connect and a successful listen delivers reconnected") func theFirstStepIsToConnectAndASuccessfulListenDeliversReconnected() {
         var machine = Self.machine()
         #expect(machine.start() == .connect)
         #expect(machine.connected() == .listen)
         #expect(machine.listened(at: .now) == .deliverReconnected(after: nil))
     }
 
-    @Test func failuresBackOffDoublingFromTheReconnectDelayUpToThirtySeconds() {
+    @Test("failures back off doubling from the reconnect delay up to thirty seconds") func failuresBackOffDoublingFromTheReconnectDelayUpToThirtySeconds() {
         var machine = Self.machine()
         _ = machine.start()
         var delays: [Duration] = []
@@ -38,13 +38,13 @@ import Testing
         #expect(machine.backoff(after: 10_000) == .seconds(30))
     }
 
-    @Test func aReconnectDelayAboveTheCapIsUsedAsIs() {
+    @Test("a reconnect delay above the cap is used as is") func aReconnectDelayAboveTheCapIsUsedAsIs() {
         let machine = Machine(reconnectDelay: .seconds(45), maxReconnectDelay: .seconds(30))
         #expect(machine.backoff(after: 1) == .seconds(45))
         #expect(machine.backoff(after: 5) == .seconds(45))
     }
 
-    @Test func aFailedListenCountsAsAFailedAttempt() {
+    @Test("a failed listen counts as a failed attempt") func aFailedListenCountsAsAFailedAttempt() {
         var machine = Self.machine()
         _ = machine.start()
         #expect(machine.connected() == .listen)
@@ -53,7 +53,7 @@ import Testing
         #expect(machine.connectFailed("refused") == .wait(.seconds(1), warning: nil))
     }
 
-    @Test func aLossWaitsTheReconnectDelayAndTheBackoffStartsOverAfterListening() {
+    @Test("a loss waits the reconnect delay and the backoff starts over after listening") func aLossWaitsTheReconnectDelayAndTheBackoffStartsOverAfterListening() {
         var machine = Self.machine()
         _ = machine.start()
         _ = machine.connectFailed("refused")
@@ -69,7 +69,7 @@ import Testing
         #expect(machine.connectFailed("refused") == .wait(.seconds(1), warning: nil))
     }
 
-    @Test func listeningAgainReportsTheOutageFromTheLossWithItsAttempts() {
+    @Test("listening again reports the outage from the loss with its attempts") func listeningAgainReportsTheOutageFromTheLossWithItsAttempts() {
         var machine = Self.machine()
         let start = ContinuousClock.now
         _ = machine.start()
@@ -90,7 +90,7 @@ import Testing
                 == .deliverReconnected(after: .init(attempts: 1, duration: .milliseconds(600))))
     }
 
-    @Test func onlyTheFirstFailureBeforeAnyListenIsWarnedAbout() {
+    @Test("only the first failure before any listen is warned about") func onlyTheFirstFailureBeforeAnyListenIsWarnedAbout() {
         var machine = Self.machine()
         _ = machine.start()
         var warnings: [Machine.Warning?] = []
@@ -101,7 +101,7 @@ import Testing
         #expect(warnings == [.firstFailure("refused"), nil, nil, nil])
     }
 
-    @Test func afterListeningEachLossIsWarnedAboutButNotTheFailedAttemptsThatFollow() {
+    @Test("after listening each loss is warned about but not the failed attempts that follow") func afterListeningEachLossIsWarnedAboutButNotTheFailedAttemptsThatFollow() {
         var machine = Self.machine()
         _ = machine.start()
         _ = Self.listen(&machine)
@@ -116,7 +116,7 @@ import Testing
         #expect(warnings == [.lost("first"), nil, .lost("second"), nil])
     }
 
-    @Test func shutdownDuringABackoffFinishesWithoutAnotherAttempt() {
+    @Test("shutdown during a backoff finishes without another attempt") func shutdownDuringABackoffFinishesWithoutAnotherAttempt() {
         var machine = Self.machine()
         _ = machine.start()
         _ = machine.connectFailed("refused")
@@ -125,7 +125,7 @@ import Testing
         #expect(machine.waited() == .finish)
     }
 
-    @Test func shutdownDuringAConnectFinishesWithoutListeningOrDeliveringReconnected() {
+    @Test("shutdown during a connect finishes without listening or delivering reconnected") func shutdownDuringAConnectFinishesWithoutListeningOrDeliveringReconnected() {
         var machine = Self.machine()
         #expect(machine.start() == .connect)
         #expect(machine.connected() == .listen)
@@ -133,7 +133,7 @@ import Testing
         #expect(machine.listened(at: .now) == .finish)
     }
 
-    @Test func shutdownBeforeTheFirstAttemptOrWhileListeningFinishes() {
+    @Test("shutdown before the first attempt or while listening finishes") func shutdownBeforeTheFirstAttemptOrWhileListeningFinishes() {
         var idle = Self.machine()
         #expect(idle.shutdownRequested() == .finish)
         #expect(idle.start() == .finish)

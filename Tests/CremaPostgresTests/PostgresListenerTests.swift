@@ -8,7 +8,7 @@ import Testing
 /// The LISTEN connection against a real server. Waits have a generous deadline and fail only when the
 /// awaited event never comes; nothing passes or fails on timing.
 @Suite(.timeLimit(.minutes(2))) struct PostgresListenerTests {
-    @Test func aNotificationFromAnotherConnectionArrivesWithItsChannelAndPayload() async throws {
+    @Test("a notification from another connection arrives with its channel and payload") func aNotificationFromAnotherConnectionArrivesWithItsChannelAndPayload() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: ["orders"], logger: Logger(label: "test"))
             let recorder = EventRecorder(listener.events())
@@ -20,7 +20,7 @@ import Testing
         }
     }
 
-    @Test func severalNotificationsArriveInTheOrderTheyWereSent() async throws {
+    @Test("several notifications arrive in the order they were sent") func severalNotificationsArriveInTheOrderTheyWereSent() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: ["a", "b"], logger: Logger(label: "test"))
             let recorder = EventRecorder(listener.events())
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test func aChannelNameThatNeedsQuotingIsListenedToAsGiven() async throws {
+    @Test("a channel name that needs quoting is listened to as given") func aChannelNameThatNeedsQuotingIsListenedToAsGiven() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let channels = [#"Order "Events"; DROP TABLE x"#, "café ☕️", "UPPER"]
             let listener = PostgresListener(conninfo: db.conninfo, channels: channels, logger: Logger(label: "test"))
@@ -54,7 +54,7 @@ import Testing
         }
     }
 
-    @Test func afterItsBackendIsTerminatedTheListenerReconnectsAndReceivesAgain() async throws {
+    @Test("after its backend is terminated the listener reconnects and receives again") func afterItsBackendIsTerminatedTheListenerReconnectsAndReceivesAgain() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let handler = InMemoryLogHandler()
             let logger = Logger(label: "test") { _ in handler }
@@ -78,7 +78,7 @@ import Testing
         }
     }
 
-    @Test func aListenerStartedBeforeItsDatabaseExistsListensOnceItDoes() async throws {
+    @Test("a listener started before its database exists listens once it does") func aListenerStartedBeforeItsDatabaseExistsListensOnceItDoes() async throws {
         let server = try TestDatabase.serverConninfo()
         let name = "t_listener_late_\(UUID().uuidString.prefix(8).lowercased())"
         let listener = PostgresListener(
@@ -99,7 +99,7 @@ import Testing
         await admin.close()
     }
 
-    @Test func everyStreamGetsEveryEventAndALateStreamStartsWithReconnected() async throws {
+    @Test("every stream gets every event and a late stream starts with reconnected") func everyStreamGetsEveryEventAndALateStreamStartsWithReconnected() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: ["orders"], logger: Logger(label: "test"))
             let early = EventRecorder(listener.events())
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func aConsumerThatFallsBehindGetsReconnectedInPlaceOfItsDroppedBacklog() async throws {
+    @Test("a consumer that falls behind gets reconnected in place of its dropped backlog") func aConsumerThatFallsBehindGetsReconnectedInPlaceOfItsDroppedBacklog() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(
                 conninfo: db.conninfo, channels: ["orders"], logger: Logger(label: "test"), bufferSize: 4)
@@ -144,7 +144,7 @@ import Testing
         }
     }
 
-    @Test func shutdownFinishesEveryStream() async throws {
+    @Test("shutdown finishes every stream") func shutdownFinishesEveryStream() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: ["orders"], logger: Logger(label: "test"))
             let stream = listener.events()
@@ -170,7 +170,7 @@ import Testing
         }
     }
 
-    @Test func cancellingTheConsumingTaskEndsItsStreamOnly() async throws {
+    @Test("cancelling the consuming task ends its stream only") func cancellingTheConsumingTaskEndsItsStreamOnly() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: ["orders"], logger: Logger(label: "test"))
             let cancelled = listener.events()

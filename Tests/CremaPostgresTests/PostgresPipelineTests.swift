@@ -5,7 +5,7 @@ import Testing
 
 /// The driver sends a caller's statements in one flight and resumes it once with every answer.
 @Suite(.timeLimit(.minutes(2))) struct PostgresPipelineTests {
-    @Test func statementsSentTogetherAnswerInOrderInOneRoundTrip() async throws {
+    @Test("statements sent together answer in order in one round trip") func statementsSentTogetherAnswerInOrderInOneRoundTrip() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             let before = connection.roundTrips
@@ -18,7 +18,7 @@ import Testing
         }
     }
 
-    @Test func aFailureInsideATransactionStopsTheRestAndLeavesNothing() async throws {
+    @Test("a failure inside a transaction stops the rest and leaves nothing") func aFailureInsideATransactionStopsTheRestAndLeavesNothing() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
             let error = await #expect(throws: PostgresError.self) {
@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test func aTransactionThatCommitsWithItsLastStatementsCostsTwoRoundTrips() async throws {
+    @Test("a transaction that commits with its last statements costs two round trips") func aTransactionThatCommitsWithItsLastStatementsCostsTwoRoundTrips() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
@@ -49,7 +49,7 @@ import Testing
         }
     }
 
-    @Test func aTransactionThatNeverRanAStatementSendsNothing() async throws {
+    @Test("a transaction that never ran a statement sends nothing") func aTransactionThatNeverRanAStatementSendsNothing() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let trips = try await pool.withTransaction { connection in connection.roundTrips }
@@ -59,7 +59,7 @@ import Testing
         }
     }
 
-    @Test func aStatementUsedAgainRunsPreparedOnItsConnection() async throws {
+    @Test("a statement used again runs prepared on its connection") func aStatementUsedAgainRunsPreparedOnItsConnection() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             for value in 1...3 { try await connection.query("SELECT \(value)::int + 1 AS v") }
@@ -69,7 +69,7 @@ import Testing
         }
     }
 
-    @Test func aPreparedStatementStaleAfterASchemaChangeIsPreparedAfresh() async throws {
+    @Test("a prepared statement stale after a schema change is prepared afresh") func aPreparedStatementStaleAfterASchemaChangeIsPreparedAfresh() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             try await connection.simpleQuery("CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    @Test func aValueLargerThanTheSocketBufferIsSentWhole() async throws {
+    @Test("a value larger than the socket buffer is sent whole") func aValueLargerThanTheSocketBufferIsSentWhole() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             let big = String(repeating: "crema ", count: 1_000_000)
@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    @Test func concurrentConnectionsEachGetTheirOwnAnswers() async throws {
+    @Test("concurrent connections each get their own answers") func concurrentConnectionsEachGetTheirOwnAnswers() async throws {
         try await TestDatabase.with(migrated: false) { db in
             // Twice as many workers as connections: under the whole suite on two cores a wait for a free one
             // outlasted the default 5 s, which this test is not about.
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func aMultiStatementScriptStillRunsAfterPipelinedStatements() async throws {
+    @Test("a multi statement script still runs after pipelined statements") func aMultiStatementScriptStillRunsAfterPipelinedStatements() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             try await connection.query("SELECT 1")
@@ -125,7 +125,7 @@ import Testing
         }
     }
 
-    @Test func theSameStatementTwiceInOneFlightIsPreparedOnce() async throws {
+    @Test("the same statement twice in one flight is prepared once") func theSameStatementTwiceInOneFlightIsPreparedOnce() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             let answers = try await connection.pipeline(["SELECT \(1)::int * 10 AS v", "SELECT \(2)::int * 10 AS v"])
@@ -136,7 +136,7 @@ import Testing
         }
     }
 
-    @Test func committingATransactionThatFailedIsAnErrorNotASilentRollback() async throws {
+    @Test("committing a transaction that failed is an error not a silent rollback") func committingATransactionThatFailedIsAnErrorNotASilentRollback() async throws {
         try await TestDatabase.with(migrated: false) { db in
             _ = try await db.pool.withConnection { try await $0.simpleQuery("CREATE TABLE t (v int PRIMARY KEY)") }
             let error = await #expect(throws: PostgresError.self) {
@@ -151,7 +151,7 @@ import Testing
         }
     }
 
-    @Test func aStatementWithMoreParametersThanTheProtocolCarriesIsRefusedBeforeSending() async throws {
+    @Test("a statement with more parameters than the protocol carries is refused before sending") func aStatementWithMoreParametersThanTheProtocolCarriesIsRefusedBeforeSending() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let connection = try await PostgresConnection.connect(db.conninfo)
             let values = (1...65_536).map { String($0) as String? }

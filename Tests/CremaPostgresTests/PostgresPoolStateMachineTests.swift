@@ -5,7 +5,7 @@ import Testing
 @Suite struct PostgresPoolStateMachineTests {
     typealias Machine = PostgresPoolStateMachine<String>
 
-    @Test func aLeaseConnectsAnEmptySlotAndLaterLeasesReuseTheReturnedConnection() {
+    @Test("a lease connects an empty slot and later leases reuse the returned connection") func aLeaseConnectsAnEmptySlotAndLaterLeasesReuseTheReturnedConnection() {
         var pool = Machine(maxConnections: 3)
         #expect(pool.lease(waiterID: 1) == .use(.empty))
         #expect(pool.released("a") == .park)
@@ -13,7 +13,7 @@ import Testing
         #expect(pool.slotsCreated == 1)
     }
 
-    @Test func theMostRecentlyReturnedConnectionIsLeasedFirst() {
+    @Test("the most recently returned connection is leased first") func theMostRecentlyReturnedConnectionIsLeasedFirst() {
         var pool = Machine(maxConnections: 2)
         _ = pool.lease(waiterID: 1)
         _ = pool.lease(waiterID: 2)
@@ -23,7 +23,7 @@ import Testing
         #expect(pool.lease(waiterID: 4) == .use(.connection("a")))
     }
 
-    @Test func slotsAreCreatedLazilyUpToTheMaximumAndThenCallersWait() {
+    @Test("slots are created lazily up to the maximum and then callers wait") func slotsAreCreatedLazilyUpToTheMaximumAndThenCallersWait() {
         var pool = Machine(maxConnections: 2)
         #expect(pool.slotsCreated == 0)
         #expect(pool.lease(waiterID: 1) == .use(.empty))
@@ -33,13 +33,13 @@ import Testing
         #expect(pool.waiters == [3])
     }
 
-    @Test func aMaximumBelowOneMeansOne() {
+    @Test("a maximum below one means one") func aMaximumBelowOneMeansOne() {
         var pool = Machine(maxConnections: 0)
         #expect(pool.lease(waiterID: 1) == .use(.empty))
         #expect(pool.lease(waiterID: 2) == .wait)
     }
 
-    @Test func waitersAreServedFirstComeFirstServedAsConnectionsComeBack() {
+    @Test("waiters are served first come first served as connections come back") func waitersAreServedFirstComeFirstServedAsConnectionsComeBack() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         for id in 2...4 { #expect(pool.lease(waiterID: id) == .wait) }
@@ -50,7 +50,7 @@ import Testing
         #expect(pool.waiters.isEmpty)
     }
 
-    @Test func aHandedOverConnectionStaysLeased() {
+    @Test("a handed over connection stays leased") func aHandedOverConnectionStaysLeased() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         _ = pool.lease(waiterID: 2)
@@ -60,7 +60,7 @@ import Testing
         #expect(pool.idle.isEmpty)
     }
 
-    @Test func aTimeoutFailsOnlyThatWaiter() {
+    @Test("a timeout fails only that waiter") func aTimeoutFailsOnlyThatWaiter() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         for id in 2...4 { _ = pool.lease(waiterID: id) }
@@ -70,7 +70,7 @@ import Testing
         #expect(pool.released("a") == .resume(4, .connection("a")))
     }
 
-    @Test func aCancellationFailsOnlyThatWaiter() {
+    @Test("a cancellation fails only that waiter") func aCancellationFailsOnlyThatWaiter() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         for id in 2...4 { _ = pool.lease(waiterID: id) }
@@ -79,7 +79,7 @@ import Testing
         #expect(pool.released("a") == .resume(3, .connection("a")))
     }
 
-    @Test func aTimeoutOrCancellationAfterTheWaiterWasServedDoesNothing() {
+    @Test("a timeout or cancellation after the waiter was served does nothing") func aTimeoutOrCancellationAfterTheWaiterWasServedDoesNothing() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         _ = pool.lease(waiterID: 2)
@@ -90,7 +90,7 @@ import Testing
         #expect(pool.leased == 1)
     }
 
-    @Test func aFailedConnectGivesItsEmptySlotToTheNextWaiter() {
+    @Test("a failed connect gives its empty slot to the next waiter") func aFailedConnectGivesItsEmptySlotToTheNextWaiter() {
         var pool = Machine(maxConnections: 1)
         #expect(pool.lease(waiterID: 1) == .use(.empty))
         #expect(pool.lease(waiterID: 2) == .wait)
@@ -99,7 +99,7 @@ import Testing
         #expect(pool.openConnections == 1)
     }
 
-    @Test func aFailedConnectWithNobodyWaitingFreesTheSlotForTheNextLease() {
+    @Test("a failed connect with nobody waiting frees the slot for the next lease") func aFailedConnectWithNobodyWaitingFreesTheSlotForTheNextLease() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         #expect(pool.leaseFailed(.empty) == .park)
@@ -108,7 +108,7 @@ import Testing
         #expect(pool.slotsCreated == 1)
     }
 
-    @Test func aConnectionThatCouldNotBeRepairedIsKeptForTheNextLeaseToRepair() {
+    @Test("a connection that could not be repaired is kept for the next lease to repair") func aConnectionThatCouldNotBeRepairedIsKeptForTheNextLeaseToRepair() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         _ = pool.released("a")
@@ -117,7 +117,7 @@ import Testing
         #expect(pool.lease(waiterID: 3) == .use(.connection("a")))
     }
 
-    @Test func closingFailsEveryWaiterAndLaterLeases() {
+    @Test("closing fails every waiter and later leases") func closingFailsEveryWaiterAndLaterLeases() {
         var pool = Machine(maxConnections: 1)
         _ = pool.lease(waiterID: 1)
         _ = pool.lease(waiterID: 2)
@@ -128,7 +128,7 @@ import Testing
         #expect(pool.timedOut(waiterID: 2) == .none)
     }
 
-    @Test func closingClosesIdleConnectionsOnlyOnce() {
+    @Test("closing closes idle connections only once") func closingClosesIdleConnectionsOnlyOnce() {
         var pool = Machine(maxConnections: 3)
         for id in 1...3 { _ = pool.lease(waiterID: id) }
         _ = pool.released("a")
@@ -139,7 +139,7 @@ import Testing
         #expect(pool.openConnections == 0)
     }
 
-    @Test func aConnectionReturnedAfterCloseIsClosed() {
+    @Test("a connection returned after close is closed") func aConnectionReturnedAfterCloseIsClosed() {
         var pool = Machine(maxConnections: 3)
         for id in 1...3 { _ = pool.lease(waiterID: id) }
         _ = pool.close()
@@ -150,7 +150,7 @@ import Testing
         #expect(pool.idle.isEmpty)
     }
 
-    @Test func usageCountsOpenLeasedAndWaiting() {
+    @Test("usage counts open leased and waiting") func usageCountsOpenLeasedAndWaiting() {
         var pool = Machine(maxConnections: 2)
         func usage() -> [Int] { [pool.openConnections, pool.leased, pool.waiters.count] }
         #expect(usage() == [0, 0, 0])
@@ -167,7 +167,7 @@ import Testing
         #expect(usage() == [1, 0, 0])
     }
 
-    @Test func thePoolReportsItsUsageBeforeAnyConnection() async {
+    @Test("the pool reports its usage before any connection") func thePoolReportsItsUsageBeforeAnyConnection() async {
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1", maxConnections: 3))
         let usage = await pool.usage
         #expect([usage.open, usage.leased, usage.waiting, usage.max] == [0, 0, 0, 3])

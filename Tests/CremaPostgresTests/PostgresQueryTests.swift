@@ -4,20 +4,20 @@ import Foundation
 import Testing
 
 @Suite struct PostgresQueryTests {
-    @Test func interpolatedValuesBecomeNumberedParameters() {
+    @Test("interpolated values become numbered parameters") func interpolatedValuesBecomeNumberedParameters() {
         let query: PostgresQuery = "SELECT * FROM t WHERE a = \("x") AND b = \(2)"
         #expect(query.sql == "SELECT * FROM t WHERE a = $1 AND b = $2")
         #expect(query.binds == ["x", "2"])
     }
 
-    @Test func anEmbeddedQueryHasItsPlaceholdersRenumbered() {
+    @Test("an embedded query has its placeholders renumbered") func anEmbeddedQueryHasItsPlaceholdersRenumbered() {
         let inner: PostgresQuery = "UPDATE k SET v = \("a") WHERE id = \(10)"
         let outer: PostgresQuery = "WITH x AS (INSERT INTO t VALUES (\(1))), y AS (\(inner)) SELECT \(true)"
         #expect(outer.sql == "WITH x AS (INSERT INTO t VALUES ($1)), y AS (UPDATE k SET v = $2 WHERE id = $3) SELECT $4")
         #expect(outer.binds == ["1", "a", "10", "t"])
     }
 
-    @Test func renumberingKeepsEverythingButPlaceholdersByteForByte() {
+    @Test("renumbering keeps everything but placeholders byte for byte") func renumberingKeepsEverythingButPlaceholdersByteForByte() {
         let inner: PostgresQuery = "SELECT '€ $$ $x', \(1), \(2), \(3), \(4), \(5), \(6), \(7), \(8), \(9), \(10) -- $"
         let outer: PostgresQuery = "WITH a AS (SELECT \("é"), \(0), \(0)) \(inner)"
         #expect(outer.sql == "WITH a AS (SELECT $1, $2, $3) SELECT '€ $$ $x', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 -- $")
@@ -25,18 +25,18 @@ import Testing
         #expect(outer.binds.last == "10")
     }
 
-    @Test func aStatementOrValueWithANULIsFound() {
+    @Test("a statement or value with ANULIs found") func aStatementOrValueWithANULIsFound() {
         #expect(PostgresConnection.containsNUL("a\u{0}b"))
         #expect(!PostgresConnection.containsNUL("caf\u{e9} \u{1F600}"))
         #expect(!PostgresConnection.containsNUL(""))
     }
 
-    @Test func nilBindsAsNull() {
+    @Test("nil binds as null") func nilBindsAsNull() {
         let query: PostgresQuery = "SELECT \(String?.none)"
         #expect(query.binds == [nil])
     }
 
-    @Test(arguments: [0.0, 1_795_000_000.123456, -86_400.5, 4_102_444_800.999999])
+    @Test("timestamps round trip with microsecond precision", arguments: [0.0, 1_795_000_000.123456, -86_400.5, 4_102_444_800.999999])
     func timestampsRoundTripWithMicrosecondPrecision(_ seconds: Double) throws {
         let date = Date(timeIntervalSince1970: seconds)
         let parsed = try #require(PostgresTimestamp.parse(PostgresTimestamp.format(date)))
@@ -45,7 +45,7 @@ import Testing
 
     /// The text the driver sends is the day Foundation's Gregorian calendar names in UTC, for seeded instants from 1583
     /// (before it, Foundation's calendar is Julian) to 9999, with the microseconds rounded as before.
-    @Test func timestampTextNamesTheSameDayAndTimeAsFoundationsCalendar() throws {
+    @Test("timestamp text names the same day and time as foundations calendar") func timestampTextNamesTheSameDayAndTimeAsFoundationsCalendar() throws {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
         var generator = SeededGenerator(seed: 1583)
@@ -62,7 +62,7 @@ import Testing
         #expect(differing.count == 0, "first: \(differing.prefix(3))")
     }
 
-    @Test func timestampsWithOffsetsAndShortFractionsParse() throws {
+    @Test("timestamps with offsets and short fractions parse") func timestampsWithOffsetsAndShortFractionsParse() throws {
         let utc = try #require(PostgresTimestamp.parse("2026-11-22 10:05:00.5+00"))
         #expect(PostgresTimestamp.parse("2026-11-22 12:05:00.5+02") == utc)
         #expect(PostgresTimestamp.parse("2026-11-22T10:05:00.500000Z") == utc)

@@ -15,7 +15,7 @@ import Testing
         .idempotencyMismatch, .payloadTooLarge(limit: 1024), .databaseUnavailable, .internalError,
     ]
 
-    @Test(arguments: errors)
+    @Test("an errors status carries its reason phrase", arguments: errors)
     func anErrorsStatusCarriesItsReasonPhrase(_ error: APIError) {
         #expect(error.status.code == error.statusCode)
         #expect(!error.status.reasonPhrase.isEmpty, "\(error.code) → \(error.statusCode) has no reason phrase")

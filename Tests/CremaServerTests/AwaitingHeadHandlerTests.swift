@@ -12,7 +12,7 @@ import Testing
 @Suite struct AwaitingHeadHandlerTests {
     static let limits = ConnectionLimits(readTimeout: .seconds(10), idleTimeout: .seconds(60))
 
-    @Test func bytesWithoutAnEmptyLineStayWithTheHandlerAndBuildNothing() throws {
+    @Test("bytes without an empty line stay with the handler and build nothing") func bytesWithoutAnEmptyLineStayWithTheHandlerAndBuildNothing() throws {
         let connection = try Connection()
         try connection.channel.writeInbound(ByteBuffer(string: "GET /health/live HTTP/1.1\r\nHost: crema\r\n"))
         #expect(try connection.channel.readInbound(as: ByteBuffer.self) == nil)
@@ -21,7 +21,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test(arguments: [
+    @Test("a head is passed on in one read once its empty line arrives however it was split", arguments: [
         ["GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n"],
         ["GET /health/live HTTP/1.1\r\nHost: crema\r\n\r", "\n"],
         ["GET /health/live HTTP/1.1\r\nHost: crema\r", "\n", "\r", "\nbody"],
@@ -38,7 +38,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test func emptyLinesBeforeTheRequestLineDoNotEndTheWait() throws {
+    @Test("empty lines before the request line do not end the wait") func emptyLinesBeforeTheRequestLineDoNotEndTheWait() throws {
         // The decoder skips them, so a client that sends only these has sent no head.
         let connection = try Connection()
         try connection.channel.writeInbound(ByteBuffer(string: "\r\n\r\n\n\n"))
@@ -47,7 +47,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test(arguments: [
+    @Test("what the decoder refuses is handed to it at once and answered", arguments: [
         ("\u{16}\u{3}\u{1}\u{0}\u{A5}", "malformed_request"),  // a TLS hello on the plain port
         ("GET /health/live HTTP/1.1\r\nHost: cr\u{0}ema", "malformed_request"),
         ("GET /health/live HTTP/1.1\r\nX-Padding: " + String(repeating: "a", count: ProtocolErrorHandler.headerLimit), "header_too_large"),
@@ -65,7 +65,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test func aSilentConnectionIsClosedAndCountedAtItsReadDeadlineNotBefore() throws {
+    @Test("a silent connection is closed and counted at its read deadline not before") func aSilentConnectionIsClosedAndCountedAtItsReadDeadlineNotBefore() throws {
         let connection = try Connection()
         // Drawn between 90 % and 100 % of the read timeout.
         connection.channel.embeddedEventLoop.advanceTime(by: .milliseconds(8_999))
@@ -76,7 +76,7 @@ import Testing
         #expect(connection.metric("crema_http_connections_awaiting_first_request") == 0)
     }
 
-    @Test func theRequestKeepsTheReadDeadlineDrawnAtTheConnect() throws {
+    @Test("the request keeps the read deadline drawn at the connect") func theRequestKeepsTheReadDeadlineDrawnAtTheConnect() throws {
         let connection = try Connection()
         let connected = connection.channel.embeddedEventLoop.now
         connection.channel.embeddedEventLoop.advanceTime(by: .seconds(5))
@@ -86,7 +86,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test func theHTTPPipelineClosesATricklingBodyAtTheDeadlineDrawnAtTheConnect() throws {
+    @Test("the HTTP pipeline closes a trickling body at the deadline drawn at the connect") func theHTTPPipelineClosesATricklingBodyAtTheDeadlineDrawnAtTheConnect() throws {
         let connection = try Connection { channel, deadline, metrics in
             try channel.pipeline.syncOperations.addHandlers([
                 ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
@@ -101,14 +101,14 @@ import Testing
         #expect(connection.metric(#"crema_http_connections_timed_out_total{phase="request"}"#) == 1)
     }
 
-    @Test func aClientEndingItsSideWithNothingSentIsClosed() throws {
+    @Test("a client ending its side with nothing sent is closed") func aClientEndingItsSideWithNothingSentIsClosed() throws {
         let connection = try Connection()
         connection.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(!connection.channel.isActive)
         #expect(connection.built.isEmpty)
     }
 
-    @Test func aClientEndingItsSideAfterHalfAHeadLeavesBothToTheDecoder() throws {
+    @Test("a client ending its side after half a head leaves both to the decoder") func aClientEndingItsSideAfterHalfAHeadLeavesBothToTheDecoder() throws {
         let events = EventRecorder()
         let connection = try Connection { channel, _, _ in try channel.pipeline.syncOperations.addHandler(events) }
         try connection.channel.writeInbound(ByteBuffer(string: "GET /health/live HTTP/1.1\r\nHost"))
@@ -118,7 +118,7 @@ import Testing
         _ = try? connection.channel.finish()
     }
 
-    @Test func shutdownClosesAConnectionStillAwaitingItsHead() throws {
+    @Test("shutdown closes a connection still awaiting its head") func shutdownClosesAConnectionStillAwaitingItsHead() throws {
         let connection = try Connection()
         try connection.channel.writeInbound(ByteBuffer(string: "GET /health/live HTTP/1.1\r\n"))
         connection.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())

@@ -14,7 +14,7 @@ import Testing
 /// A client that leaves while its request waits on the database (issue #13): the request's task is cancelled, and
 /// the driver cancels the statement on the server, instead of leaving it to hold a connection and its locks.
 @Suite(.timeLimit(.minutes(2))) struct ClientGoneTests {
-    @Test func aClientThatLeavesMidRequestHasItsStatementCancelledOnTheServer() async throws {
+    @Test("a client that leaves mid request has its statement cancelled on the server") func aClientThatLeavesMidRequestHasItsStatementCancelledOnTheServer() async throws {
         let (lines, line) = AsyncStream<LogEvent>.makeStream()
         try await LiveServer.run(.init(), logger: Logger(label: "test") { _ in StreamingLogHandler(line) }) { server in
             let service = OrderService(database: CremaDatabase(pool: server.db.pool), clock: .system)
@@ -69,7 +69,7 @@ import Testing
         }
     }
 
-    @Test func aClientThatLeavesBetweenRequestsCancelsNothing() async throws {
+    @Test("a client that leaves between requests cancels nothing") func aClientThatLeavesBetweenRequestsCancelsNothing() async throws {
         try await LiveServer.run(.init()) { server in
             let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\nConnection: close\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    @Test func anAnswerTheServerWritesRawAndClosesOnIsNotCountedAsTheClientLeaving() async throws {
+    @Test("an answer the server writes raw and closes on is not counted as the client leaving") func anAnswerTheServerWritesRawAndClosesOnIsNotCountedAsTheClientLeaving() async throws {
         try await LiveServer.run(.init()) { server in
             // A CONNECT is answered in front of the encoder (no `.end` passes the handler) and the server then closes
             // the connection: its close, not the client's.

@@ -19,7 +19,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ConcurrentDuplicateTests {
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
-    @Test func aDuplicateOrderWaitsForTheFirstAndReplaysIt() async throws {
+    @Test("a duplicate order waits for the first and replays it") func aDuplicateOrderWaitsForTheFirstAndReplaysIt() async throws {
         try await Self.run { api, db, _ in
             try await api.createStore()
             let body = APIClient.orderBody()
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test func aDuplicateWebhookRegistrationWaitsForTheFirstAndReplaysIt() async throws {
+    @Test("a duplicate webhook registration waits for the first and replays it") func aDuplicateWebhookRegistrationWaitsForTheFirstAndReplaysIt() async throws {
         try await Self.run { api, db, waits in
             let body = #"{"url":"https://93.184.215.14/hooks/crema","events":["order.changed"]}"#
             let (first, second) = try await Self.holding("LOCK TABLE webhook_endpoints IN SHARE MODE", in: db) {
@@ -56,7 +56,7 @@ import Testing
         }
     }
 
-    @Test func aDuplicateAdministrativePOSTWaitsForTheFirstAndReplaysIt() async throws {
+    @Test("a duplicate administrative POST waits for the first and replays it") func aDuplicateAdministrativePOSTWaitsForTheFirstAndReplaysIt() async throws {
         try await Self.run { api, db, waits in
             let issue = { @Sendable in
                 try await api.send(

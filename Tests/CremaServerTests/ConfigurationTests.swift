@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 @Suite struct ConfigurationTests {
-    @Test func noDatabaseSettingMeansTheEmbeddedCluster() throws {
+    @Test("no database setting means the embedded cluster") func noDatabaseSettingMeansTheEmbeddedCluster() throws {
         let configuration = try CremaConfiguration(environment: [:])
         #expect(configuration.database == .embedded)
         #expect(configuration.host == "127.0.0.1")
@@ -23,18 +23,18 @@ import Testing
         #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_WEBHOOK_CA_FILE": "/nonexistent/ca.pem"]) }
     }
 
-    @Test func aDatabaseURLIsUsedAsGiven() throws {
+    @Test("a database URLIs used as given") func aDatabaseURLIsUsedAsGiven() throws {
         let configuration = try CremaConfiguration(environment: ["CREMA_DATABASE_URL": "postgresql://u@db/crema", "PGHOST": "other"])
         #expect(configuration.database == .conninfo("postgresql://u@db/crema"))
     }
 
-    @Test(arguments: ["PGHOST", "PGDATABASE", "PGSERVICE"])
+    @Test("libpq variables alone select that database", arguments: ["PGHOST", "PGDATABASE", "PGSERVICE"])
     func libpqVariablesAloneSelectThatDatabase(_ variable: String) throws {
         let configuration = try CremaConfiguration(environment: [variable: "x"])
         #expect(configuration.database == .conninfo(""))
     }
 
-    @Test func theListenAddressAndKeysComeFromTheEnvironment() throws {
+    @Test("the listen address and keys come from the environment") func theListenAddressAndKeysComeFromTheEnvironment() throws {
         let configuration = try CremaConfiguration(environment: [
             "CREMA_HTTP_HOST": "0.0.0.0", "CREMA_HTTP_PORT": "9000", "CREMA_API_KEYS": "pos:0123456789abcdef",
         ])
@@ -43,12 +43,12 @@ import Testing
         #expect(configuration.apiKeys.principal(for: "0123456789abcdef") == APIPrincipal(role: .pos, tenant: "default", holder: "configured:pos-0"))
     }
 
-    @Test(arguments: ["http", "-1", "70000"]) func aBadPortIsRefusedNamingTheVariable(_ port: String) {
+    @Test("a bad port is refused naming the variable", arguments: ["http", "-1", "70000"]) func aBadPortIsRefusedNamingTheVariable(_ port: String) {
         let error = #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_HTTP_PORT": port]) }
         #expect(error?.description.contains("CREMA_HTTP_PORT") == true)
     }
 
-    @Test func aBadKeyListIsRefusedWithoutEchoingTheKey() {
+    @Test("a bad key list is refused without echoing the key") func aBadKeyListIsRefusedWithoutEchoingTheKey() {
         let error = #expect(throws: ConfigurationError.self) {
             try CremaConfiguration(environment: ["CREMA_API_KEYS": "pos:short-secret"])
         }
@@ -62,7 +62,7 @@ import Testing
         #expect(configuration.apiKeys.isEmpty)
     }
 
-    @Test func theExampleInTheKeyErrorPassesTheRuleItStates() throws {
+    @Test("the example in the key error passes the rule it states") func theExampleInTheKeyErrorPassesTheRuleItStates() throws {
         let error = #expect(throws: ConfigurationError.self) { try CremaConfiguration(environment: ["CREMA_API_KEYS": "pos:k1,barista:k2"]) }
         let description = try #require(error?.description)
         #expect(!description.contains("k1"))

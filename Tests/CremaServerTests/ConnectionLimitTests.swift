@@ -16,7 +16,7 @@ import Testing
 /// idle or hostile client sends that an HTTP client library never would. Each test waits for the server's
 /// close (the end of the inbound stream), never for a time.
 @Suite(.timeLimit(.minutes(2))) struct ConnectionLimitTests {
-    @Test func aHalfSentRequestIsClosedByTheReadTimeout() async throws {
+    @Test("a half sent request is closed by the read timeout") func aHalfSentRequestIsClosedByTheReadTimeout() async throws {
         try await LiveServer.run(.init(readTimeout: .milliseconds(300), idleTimeout: .seconds(600))) { server in
             let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\n")
             #expect(answer.isEmpty)
@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test func aSilentNewConnectionIsClosedByTheReadTimeout() async throws {
+    @Test("a silent new connection is closed by the read timeout") func aSilentNewConnectionIsClosedByTheReadTimeout() async throws {
         try await LiveServer.run(.init(readTimeout: .milliseconds(300), idleTimeout: .seconds(600))) { server in
             let answer = try await server.sendAndReadUntilClosed("")
             #expect(answer.isEmpty)
@@ -33,7 +33,7 @@ import Testing
         }
     }
 
-    @Test func shutdownClosesAConnectionThatHasSentHalfARequest() async throws {
+    @Test("shutdown closes a connection that has sent half a request") func shutdownClosesAConnectionThatHasSentHalfARequest() async throws {
         // No request is in progress, so the shutdown does not wait for one: it closes the connection.
         let stalled = Mutex<NIOAsyncChannel<ByteBuffer, ByteBuffer>?>(nil)
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
@@ -46,7 +46,7 @@ import Testing
         #expect(!channel.channel.isActive)
     }
 
-    @Test func stalledConnectionsAreCountedAsAwaitingTheirFirstRequestUntilItsHeadArrives() async throws {
+    @Test("stalled connections are counted as awaiting their first request until its head arrives") func stalledConnectionsAreCountedAsAwaitingTheirFirstRequestUntilItsHeadArrives() async throws {
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
             let half = "GET /health/live HTTP/1.1\r\nHost: crema\r\n"
             let connections = try await [server.connect(), server.connect(), server.connect()]
@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    @Test func aConnectionThatEndsItsSideBeforeSendingAnythingIsClosedAtOnce() async throws {
+    @Test("a connection that ends its side before sending anything is closed at once") func aConnectionThatEndsItsSideBeforeSendingAnythingIsClosedAtOnce() async throws {
         // A preconnect never used, a port check: with a 600 s read timeout, only the client's end can close it.
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
             let connection = try await server.connect()
@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+    @Test("an idle keep alive connection is closed after the idle timeout") func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .milliseconds(300))) { server in
             let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -103,7 +103,7 @@ import Testing
         }
     }
 
-    @Test func aConnectionPastTheCapIsRefusedWhileEarlierOnesAreServed() async throws {
+    @Test("a connection past the cap is refused while earlier ones are served") func aConnectionPastTheCapIsRefusedWhileEarlierOnesAreServed() async throws {
         try await LiveServer.run(.init(maxConnections: 2)) { server in
             try await server.connect().executeThenClose { firstIn, firstOut in
                 try await server.connect().executeThenClose { secondIn, secondOut in
@@ -127,7 +127,7 @@ import Testing
         }
     }
 
-    @Test func connectIsAnsweredWithMethodNotAllowed() async throws {
+    @Test("connect is answered with method not allowed") func connectIsAnsweredWithMethodNotAllowed() async throws {
         try await LiveServer.run(.init()) { server in
             let answer = try await server.sendAndReadUntilClosed("CONNECT /v1/orders HTTP/1.1\r\nHost: crema\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
@@ -138,7 +138,7 @@ import Testing
         }
     }
 
-    @Test func anOversizedHeaderGetsTheErrorDocument() async throws {
+    @Test("an oversized header gets the error document") func anOversizedHeaderGetsTheErrorDocument() async throws {
         try await LiveServer.run(.init()) { server in
             let header = String(repeating: "a", count: 100 * 1024)
             let answer = try await server.sendAndReadUntilClosed("GET /health/live HTTP/1.1\r\nHost: crema\r\nX-Padding: \(header)\r\n\r\n")
@@ -148,7 +148,7 @@ import Testing
         }
     }
 
-    @Test func garbageGetsTheErrorDocument() async throws {
+    @Test("garbage gets the error document") func garbageGetsTheErrorDocument() async throws {
         try await LiveServer.run(.init()) { server in
             let answer = try await server.sendAndReadUntilClosed("HELLO\0 there\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
@@ -156,7 +156,7 @@ import Testing
         }
     }
 
-    @Test func aTLSHelloOnThePlainPortIsAnsweredAtOnceNotAtTheReadDeadline() async throws {
+    @Test("a TLS hello on the plain port is answered at once not at the read deadline") func aTLSHelloOnThePlainPortIsAnsweredAtOnceNotAtTheReadDeadline() async throws {
         // With a 600 s read timeout only an answer to the first bytes ends this within the suite's time limit.
         try await LiveServer.run(.init(readTimeout: .seconds(600), idleTimeout: .seconds(600))) { server in
             let answer = try await server.sendAndReadUntilClosed("\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}\u{0}")
@@ -165,7 +165,7 @@ import Testing
         }
     }
 
-    @Test func emptyLinesBeforeARequestAndRequestsSentTogetherAreAllAnswered() async throws {
+    @Test("empty lines before a request and requests sent together are all answered") func emptyLinesBeforeARequestAndRequestsSentTogetherAreAllAnswered() async throws {
         try await LiveServer.run(.init()) { server in
             let answer = try await server.sendAndReadUntilClosed(
                 "\r\n\r\n" + LiveServer.healthRequest + "GET /health/live HTTP/1.1\r\nHost: crema\r\nConnection: close\r\n\r\n")
@@ -174,7 +174,7 @@ import Testing
         }
     }
 
-    @Test func aPortAlreadyInUseStopsTheServerWithAnErrorNamingIt() async throws {
+    @Test("a port already in use stops the server with an error naming it") func aPortAlreadyInUseStopsTheServerWithAnErrorNamingIt() async throws {
         let taken = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(taken.localAddress?.port)
         try await TestDatabase.with { db in
@@ -188,7 +188,7 @@ import Testing
         try await taken.close()
     }
 
-    @Test func theLimitsComeFromTheEnvironment() throws {
+    @Test("the limits come from the environment") func theLimitsComeFromTheEnvironment() throws {
         let limits = try ConnectionLimits(environment: [
             "CREMA_HTTP_READ_TIMEOUT": "2.5", "CREMA_HTTP_IDLE_TIMEOUT": "30", "CREMA_HTTP_MAX_CONNECTIONS": "100",
         ])
@@ -196,7 +196,7 @@ import Testing
         #expect(try ConnectionLimits(environment: [:]) == ConnectionLimits())
     }
 
-    @Test func readDeadlinesAreSpreadBelowTheTimeoutNeverAboveIt() {
+    @Test("read deadlines are spread below the timeout never above it") func readDeadlinesAreSpreadBelowTheTimeoutNeverAboveIt() {
         let limits = ConnectionLimits(readTimeout: .seconds(10))
         #expect(limits.readDeadline(random: 0) == .seconds(10))
         #expect(limits.readDeadline(random: 0.5) == .milliseconds(9500))
@@ -207,13 +207,13 @@ import Testing
         #expect(still.readDeadline(random: 0.5) == .seconds(10))
     }
 
-    @Test func theListenBacklogHasRoomForEveryConnectionTheCapAllows() {
+    @Test("the listen backlog has room for every connection the cap allows") func theListenBacklogHasRoomForEveryConnectionTheCapAllows() {
         #expect(ConnectionLimits().backlog == 4096)
         #expect(ConnectionLimits(maxConnections: 100).backlog == 100)
         #expect(ConnectionLimits(maxConnections: 1_000_000).backlog == 65_535)
     }
 
-    @Test(arguments: [
+    @Test("a bad limit is refused naming the variable", arguments: [
         ("CREMA_HTTP_READ_TIMEOUT", "0"), ("CREMA_HTTP_IDLE_TIMEOUT", "soon"), ("CREMA_HTTP_MAX_CONNECTIONS", "-1"),
     ])
     func aBadLimitIsRefusedNamingTheVariable(_ name: String, _ value: String) {

@@ -34,7 +34,7 @@ import Testing
         try await api.send(method, uri, body: body, rawKey: "Bearer \(try await F.token(for: customer))")
     }
 
-    @Test func customerAReadsOnlyTheirOwnOrdersAndBAnswersAsIfTheyDidNotExist() async throws {
+    @Test("customer a reads only their own orders and b answers as if they did not exist") func customerAReadsOnlyTheirOwnOrdersAndBAnswersAsIfTheyDidNotExist() async throws {
         try await APIHarness.run { api, _ in
             let mine = try await Self.place(api, customer: "alice")
             _ = try await Self.place(api, customer: "bob")
@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    @Test func customerBCannotRegisterAnActivityTokenOnAsOrderAndNothingIsWritten() async throws {
+    @Test("customer b cannot register an activity token on as order and nothing is written") func customerBCannotRegisterAnActivityTokenOnAsOrderAndNothingIsWritten() async throws {
         try await APIHarness.run { api, db in
             let mine = try await Self.place(api, customer: "alice")
             let body = #"{"token":"\#(Self.tokenB)","environment":"sandbox"}"#
@@ -78,7 +78,7 @@ import Testing
         }
     }
 
-    @Test func aCustomerCannotTakeAnotherCustomersActivityTokenByRegisteringItOnTheirOwnOrder() async throws {
+    @Test("a customer cannot take another customers activity token by registering it on their own order") func aCustomerCannotTakeAnotherCustomersActivityTokenByRegisteringItOnTheirOwnOrder() async throws {
         try await APIHarness.run { api, db in
             let alices = try await Self.place(api, customer: "alice")
             let bobs = try await Self.place(api, customer: "bob")
@@ -92,7 +92,7 @@ import Testing
         }
     }
 
-    @Test func customerTokensAreTheirOwnAndAnotherCustomerCanNeitherDeleteNorRotateThem() async throws {
+    @Test("customer tokens are their own and another customer can neither delete nor rotate them") func customerTokensAreTheirOwnAndAnotherCustomerCanNeitherDeleteNorRotateThem() async throws {
         try await APIHarness.run { api, db in
             let put = try await Self.me(api, .put, "/v1/me/tokens/alert/\(Self.tokenA)", "alice", body: #"{"environment":"production"}"#)
             #expect(put.status == .created)
@@ -113,7 +113,7 @@ import Testing
         }
     }
 
-    @Test func theWidgetFeedShowsOnlyTheCustomersOwnOpenOrderWithItsRelevanceWindow() async throws {
+    @Test("the widget feed shows only the customers own open order with its relevance window") func theWidgetFeedShowsOnlyTheCustomersOwnOpenOrderWithItsRelevanceWindow() async throws {
         try await APIHarness.run { api, _ in
             let mine = try await Self.place(api, customer: "alice")
             let feed = try await Self.me(api, .get, "/v1/me/widget", "alice")
@@ -134,7 +134,7 @@ import Testing
         }
     }
 
-    @Test func anOrderReadAgainWithItsETagAnswers304UntilTheOrderChanges() async throws {
+    @Test("an order read again with its ETag answers 304 until the order changes") func anOrderReadAgainWithItsETagAnswers304UntilTheOrderChanges() async throws {
         try await APIHarness.run { api, _ in
             let id = try await Self.place(api, customer: "alice")
             let token = try await F.token(for: "alice")
@@ -165,7 +165,7 @@ import Testing
     }
 
     /// Each refused token, on a write route: 401 with its own code, and no row written.
-    @Test(arguments: [
+    @Test("a refused token gets 401 with its code and writes nothing", arguments: [
         ("forged", CustomerTokenRefusal.badSignature), ("expired", .expired), ("not yet valid", .notYetValid),
         ("wrong issuer", .wrongIssuer), ("wrong audience", .wrongAudience), ("alg none", .algorithmRefused),
         ("HS/ES confusion", .badSignature), ("ES256 from another key", .badSignature), ("other tenant", .unknownTenant), ("no subject", .missingClaim),
@@ -196,14 +196,14 @@ import Testing
         }
     }
 
-    @Test func anES256TokenFromTheBrandsKeyIsAcceptedNextToTheSharedSecret() async throws {
+    @Test("an ES 256 token from the brands key is accepted next to the shared secret") func anES256TokenFromTheBrandsKeyIsAcceptedNextToTheSharedSecret() async throws {
         try await APIHarness.run { api, _ in
             let token = try await F.es256(F.Claims(sub: "alice"), key: F.signingKey)
             #expect(try await api.send(.get, "/v1/me/orders", rawKey: "Bearer \(token)").status == .ok)
         }
     }
 
-    @Test func theMeRoutesWantACustomerTokenAndTheShopRoutesRefuseOne() async throws {
+    @Test("the me routes want a customer token and the shop routes refuse one") func theMeRoutesWantACustomerTokenAndTheShopRoutesRefuseOne() async throws {
         try await APIHarness.run { api, _ in
             let id = try await Self.place(api, customer: "alice")
             let withKey = try await api.send(.get, "/v1/me/orders", as: .app)

@@ -30,7 +30,7 @@ import Testing
 
     enum Failure: Error { case boom }
 
-    @Test(arguments: [false, true])
+    @Test("lines are the ones stream log handler writes", arguments: [false, true])
     func linesAreTheOnesStreamLogHandlerWrites(withProvider: Bool) {
         let provider: Logger.MetadataProvider? = withProvider ? Logger.MetadataProvider { ["shared": "provider", "trace": "t-1"] } : nil
         let expected = Lines()

@@ -4,7 +4,7 @@ import Prometheus
 import Testing
 
 struct DispatcherMetricsTests {
-    @Test func aSendThatSeemsEarlierThanItsPlanIsRecordedAsZeroAndMetricsStillRender() {
+    @Test("a send that seems earlier than its plan is recorded as zero and metrics still render") func aSendThatSeemsEarlierThanItsPlanIsRecordedAsZeroAndMetricsStillRender() {
         let registry = PrometheusCollectorRegistry()
         let metrics = DispatcherMetrics(registry: registry)
         metrics.recordLatency(.microseconds(-1), pushType: .alert)

@@ -13,7 +13,7 @@ import Testing
 
 /// Every error the API documents, each checked for its status, code, details and for writing nothing.
 @Suite(.timeLimit(.minutes(2))) struct ErrorAPITests {
-    @Test func authenticationAndRolesAreEnforced() async throws {
+    @Test("authentication and roles are enforced") func authenticationAndRolesAreEnforced() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let id = try await api.placeOrder()
@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test func malformedRequestsAreRefusedNamingTheField() async throws {
+    @Test("malformed requests are refused naming the field") func malformedRequestsAreRefusedNamingTheField() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let id = try await api.placeOrder()
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func semanticErrorsAre422AndConflictsAre409WithDetails() async throws {
+    @Test("semantic errors are 422 and conflicts are 409 with details") func semanticErrorsAre422AndConflictsAre409WithDetails() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let id = try await api.placeOrder()
@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    @Test func unknownThingsAre404() async throws {
+    @Test("unknown things are 404") func unknownThingsAre404() async throws {
         try await APIHarness.run { api, db in
             let unknownStore = try await api.post("/v1/orders", as: .pos, APIClient.orderBody(store: "nowhere"))
             #expect(unknownStore.status == .notFound && unknownStore.errorCode == "unknown_store")
@@ -100,7 +100,7 @@ import Testing
         }
     }
 
-    @Test func aBodyOverTheLimitIs413() async throws {
+    @Test("a body over the limit is 413") func aBodyOverTheLimitIs413() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let huge = #"{"store_id":"market-st","pad":""# + String(repeating: "x", count: 70_000) + #""}"#
@@ -110,7 +110,7 @@ import Testing
         }
     }
 
-    @Test func anUnreachableDatabaseIs503WithRetryAfter() async throws {
+    @Test("an unreachable database is 503 with retry after") func anUnreachableDatabaseIs503WithRetryAfter() async throws {
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
         let app = CremaApplication.build(try APIHarness.dependencies(pool: pool), host: "127.0.0.1", port: 0, logger: .init(label: "test"))
         try await app.test(.router) { client in
@@ -130,7 +130,7 @@ import Testing
 }
 
 @Suite(.timeLimit(.minutes(2))) struct ValidationAPITests {
-    @Test func aStoreNameIsMeasuredAsTheDatabaseMeasuresIt() async throws {
+    @Test("a store name is measured as the database measures it") func aStoreNameIsMeasuredAsTheDatabaseMeasuresIt() async throws {
         try await APIHarness.run { api, _ in
             // 61 flags: 61 characters but 122 code points, over the 120 the table allows.
             let flags = String(repeating: "🇯🇵", count: 61)
@@ -139,7 +139,7 @@ import Testing
         }
     }
 
-    @Test func anInvalidStoreIDInAnOrderIsA422NamingTheField() async throws {
+    @Test("an invalid store ID in an order is a 422 naming the field") func anInvalidStoreIDInAnOrderIsA422NamingTheField() async throws {
         try await APIHarness.run { api, db in
             let response = try await api.post("/v1/orders", as: .pos, APIClient.orderBody(store: "Market St"))
             #expect(response.status == .unprocessableContent)

@@ -7,7 +7,7 @@ import Testing
 
 /// The `Date` field every answer carries, against Foundation's formatter for the same instant.
 @Suite struct HTTPDateHeaderTests {
-    @Test func theFieldIsTheIMFFixdateFoundationWritesForTheSameSecond() {
+    @Test("the field is the IMF fixdate foundation writes for the same second") func theFieldIsTheIMFFixdateFoundationWritesForTheSameSecond() {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
@@ -22,7 +22,7 @@ import Testing
         #expect(HTTPDateHeader.text(secondsSince1970: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 
-    @Test func theFieldFollowsTheClockFromOneSecondToTheNext() {
+    @Test("the field follows the clock from one second to the next") func theFieldFollowsTheClockFromOneSecondToTheNext() {
         let now = Mutex(Date(timeIntervalSince1970: 784_111_777.2))
         let header = HTTPDateHeader(clock: CremaClock(now: { now.withLock { $0 } }, sleep: { _ in }))
         #expect(header.value == "Sun, 06 Nov 1994 08:49:37 GMT")

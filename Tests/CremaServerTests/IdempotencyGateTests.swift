@@ -14,7 +14,7 @@ import Testing
     static let request = IdempotentRequest(scope: "admin:bootstrap", key: "gate-1", path: "POST /v1/webhooks", body: "sha256:00")
     static let performed = IdempotencyGate.Performed(status: 201, shown: #"{"id":"b","secret":"s"}"#, kept: #"{"id":"b"}"#)
 
-    @Test func aKeyHeldElsewhereIsWaitedForAndItsAnswerReplayed() async throws {
+    @Test("a key held elsewhere is waited for and its answer replayed") func aKeyHeldElsewhereIsWaitedForAndItsAnswerReplayed() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -33,7 +33,7 @@ import Testing
         }
     }
 
-    @Test func aKeyGivenBackElsewhereIsPerformedHere() async throws {
+    @Test("a key given back elsewhere is performed here") func aKeyGivenBackElsewhereIsPerformedHere() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test func theWaitEndsWithIdempotencyInProgress() async throws {
+    @Test("the wait ends with idempotency in progress") func theWaitEndsWithIdempotencyInProgress() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -64,7 +64,7 @@ import Testing
         }
     }
 
-    @Test func aFailedRequestHereLetsItsWaitingDuplicatePerformIt() async throws {
+    @Test("a failed request here lets its waiting duplicate perform it") func aFailedRequestHereLetsItsWaitingDuplicatePerformIt() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let waits = GateWaits()

@@ -7,7 +7,7 @@ import Testing
 /// An administrative POST sent several times at once with one Idempotency-Key is performed once: the others wait for
 /// it and get its answer, as duplicates of an order command do (`IdempotencyGate`).
 @Suite struct IdempotentAdminPOSTTests {
-    @Test func concurrentDuplicatesIssueOneKey() async throws {
+    @Test("concurrent duplicates issue one key") func concurrentDuplicatesIssueOneKey() async throws {
         try await APIHarness.run { api, _ in
             let admin = "Bearer \(APIHarness.adminKey)"
             let before = try await Self.keyCount(api, admin)
@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test func aFailedRequestFreesItsKeyForTheRetry() async throws {
+    @Test("a failed request frees its key for the retry") func aFailedRequestFreesItsKeyForTheRetry() async throws {
         try await APIHarness.run { api, _ in
             let admin = "Bearer \(APIHarness.adminKey)"
             let pem = APNsSigningKey.generate(keyID: "RETRYKEY01", teamID: "RETRYTEAM0").pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")

@@ -13,7 +13,7 @@ import Testing
 
 /// What the server logs, captured: one access line per request, and never a key or a customer's data.
 @Suite(.timeLimit(.minutes(2))) struct LoggingTests {
-    @Test func requestsAreLoggedWithoutKeysOrBodies() async throws {
+    @Test("requests are logged without keys or bodies") func requestsAreLoggedWithoutKeysOrBodies() async throws {
         let handler = InMemoryLogHandler()
         let logger = Logger(label: "test") { _ in handler }
         try await TestDatabase.with { db in

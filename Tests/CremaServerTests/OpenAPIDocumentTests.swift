@@ -28,7 +28,7 @@ import Testing
         return routes
     }
 
-    @Test func everyRouteTheRouterServesIsDocumentedAndViceVersa() throws {
+    @Test("every route the router serves is documented and vice versa") func everyRouteTheRouterServesIsDocumentedAndViceVersa() throws {
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1"))
         let router = CremaApplication.router(try APIHarness.dependencies(pool: pool))
         let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })

@@ -13,7 +13,7 @@ import Logging
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct OperationsAPITests {
-    @Test func readinessReportsTheMigrations() async throws {
+    @Test("readiness reports the migrations") func readinessReportsTheMigrations() async throws {
         try await APIHarness.run { api, _ in
             let ready = try await api.send(.get, "/health/ready")
             #expect(ready.status == .ok)
@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    @Test func readinessWithTheDatabaseDownSaysItIsUnreachableRatherThanListingEveryMigrationAsPending() async throws {
+    @Test("readiness with the database down says it is unreachable rather than listing every migration as pending") func readinessWithTheDatabaseDownSaysItIsUnreachableRatherThanListingEveryMigrationAsPending() async throws {
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
         let app = CremaApplication.build(try APIHarness.dependencies(pool: pool), host: "127.0.0.1", port: 0, logger: .init(label: "test"))
         try await app.test(.router) { client in
@@ -36,7 +36,7 @@ import Testing
         }
     }
 
-    @Test func metricsCountRequestsByRouteTemplateAndStatus() async throws {
+    @Test("metrics count requests by route template and status") func metricsCountRequestsByRouteTemplateAndStatus() async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()
             _ = try await api.placeOrder()
@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test func theOpenAPIDocumentIsServed() async throws {
+    @Test("the open API document is served") func theOpenAPIDocumentIsServed() async throws {
         try await APIHarness.run { api, _ in
             let document = try await api.send(.get, "/openapi.yaml")
             #expect(document.status == .ok)
@@ -59,7 +59,7 @@ import Testing
         }
     }
 
-    @Test func noKeyAppearsInTheLogs() async throws {
+    @Test("no key appears in the logs") func noKeyAppearsInTheLogs() async throws {
         // Keys are compared, never logged: the API's description of its keys shows roles and counts only.
         let description = APIHarness.apiKeys.description
         for key in APIHarness.keys.values { #expect(!description.contains(key)) }
@@ -68,18 +68,18 @@ import Testing
 }
 
 @Suite struct APIKeysTests {
-    @Test func theSavedKeyFileParsesBackIncludingItsTrailingNewline() throws {
+    @Test("the saved key file parses back including its trailing newline") func theSavedKeyFileParsesBackIncludingItsTrailingNewline() throws {
         let keys = APIKeys.generate()
         let parsed = try APIKeys(parsing: keys.environmentValue + "\n", allowsAdmin: true)
         for role in Role.allCases { #expect(parsed.key(for: role) == keys.key(for: role)) }
     }
 
-    @Test(arguments: ["pos", "chef:0123456789abcdef", "pos:short", "pos:has space inside!!"])
+    @Test("malformed key lists are refused", arguments: ["pos", "chef:0123456789abcdef", "pos:short", "pos:has space inside!!"])
     func malformedKeyListsAreRefused(_ text: String) {
         #expect(throws: ConfigurationError.self) { try APIKeys(parsing: text) }
     }
 
-    @Test func aPresentedKeyMapsToItsRoleInTheDefaultTenant() throws {
+    @Test("a presented key maps to its role in the default tenant") func aPresentedKeyMapsToItsRoleInTheDefaultTenant() throws {
         var keys = try APIKeys(parsing: "pos:0123456789abcdef,barista:fedcba9876543210")
         try keys.addAdmin("admin-0123456789abcdef")
         #expect(keys.principal(for: "fedcba9876543210") == APIPrincipal(role: .barista, tenant: "default", holder: "configured:barista-1"))
@@ -90,7 +90,7 @@ import Testing
         #expect(keys.principal(for: "") == nil)
     }
 
-    @Test func theAdminRoleIsRefusedInCremaAPIKeys() {
+    @Test("the admin role is refused in crema API keys") func theAdminRoleIsRefusedInCremaAPIKeys() {
         #expect(throws: ConfigurationError.self) { try APIKeys(parsing: "admin:0123456789abcdef") }
     }
 }

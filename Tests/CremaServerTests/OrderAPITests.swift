@@ -9,7 +9,7 @@ import HTTPTypes
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct OrderAPITests {
-    @Test func anOrderWalkedThroughItsLifeOverHTTP() async throws {
+    @Test("an order walked through its life over HTTP") func anOrderWalkedThroughItsLifeOverHTTP() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let body = APIClient.orderBody()
@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test func listingPagesThroughAStoreAndTheBoardGroupsOpenOrders() async throws {
+    @Test("listing pages through a store and the board groups open orders") func listingPagesThroughAStoreAndTheBoardGroupsOpenOrders() async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()
             var ids: [String] = []

@@ -8,7 +8,7 @@ import HTTPTypes
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct ProjectionAPITests {
-    @Test func eachEventStoresTheProjectionInItsOwnTransaction() async throws {
+    @Test("each event stores the projection in its own transaction") func eachEventStoresTheProjectionInItsOwnTransaction() async throws {
         try await APIHarness.run { api, db in
             try await api.createStore()
             let id = try await api.placeOrder()
@@ -32,7 +32,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["en", "es-MX", "ja"]) func thePreviewShowsEveryFamilyAndEveryBodyWithin4KB(_ locale: String) async throws {
+    @Test("the preview shows every family and every body within 4 KB", arguments: ["en", "es-MX", "ja"]) func thePreviewShowsEveryFamilyAndEveryBodyWithin4KB(_ locale: String) async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()
             let body = APIClient.orderBody().replacingOccurrences(of: #""locale":"es""#, with: #""locale":"\#(locale)""#)
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func aFinishedOrderPreviewsAnEnd() async throws {
+    @Test("a finished order previews an end") func aFinishedOrderPreviewsAnEnd() async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()
             let id = try await api.placeOrder()

@@ -9,14 +9,14 @@ import Testing
 /// The pipeline's own error answers, on NIO's embedded channel: what the decoder reports decides whether a
 /// client is answered, and a connection that is already closed never is.
 @Suite struct ProtocolErrorHandlerTests {
-    @Test func garbageOnAnOpenConnectionIsAnsweredWithMalformedRequest() throws {
+    @Test("garbage on an open connection is answered with malformed request") func garbageOnAnOpenConnectionIsAnsweredWithMalformedRequest() throws {
         let (channel, answers) = try Self.pipeline()
         _ = try? channel.writeInbound(ByteBuffer(string: "\u{1}\u{2} not http\r\n\r\n"))
         #expect(answers.codes == ["malformed_request"])
         _ = try? channel.finish()
     }
 
-    @Test func aHalfRequestCutShortByTheCloseIsNotAnswered() throws {
+    @Test("a half request cut short by the close is not answered") func aHalfRequestCutShortByTheCloseIsNotAnswered() throws {
         let (channel, answers) = try Self.pipeline()
         try channel.writeInbound(ByteBuffer(string: "GET /health/live HTTP/1.1\r\nHost: crema\r\n"))
         #expect(answers.codes.isEmpty)

@@ -16,7 +16,7 @@ import Testing
 @Suite struct RepeatedFailureLogTests {
     static let start = Date(timeIntervalSince1970: 1_795_000_000)
 
-    @Test func theFirstFailureIsLoggedAndTheRestOfItsIntervalOnlyCounted() {
+    @Test("the first failure is logged and the rest of its interval only counted") func theFirstFailureIsLoggedAndTheRestOfItsIntervalOnlyCounted() {
         var log = RepeatedFailureLog(interval: 10)
         #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start) == .omit)
@@ -29,7 +29,7 @@ import Testing
         #expect(log.occurred(at: Self.start + 30) == .omit)
     }
 
-    @Test func aFailureAfterAQuietIntervalStartsANewOutageAndCountsWhatTheLastOneLeftOut() {
+    @Test("a failure after a quiet interval starts a new outage and counts what the last one left out") func aFailureAfterAQuietIntervalStartsANewOutageAndCountsWhatTheLastOneLeftOut() {
         var log = RepeatedFailureLog(interval: 10)
         #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start + 1) == .omit)
@@ -39,14 +39,14 @@ import Testing
         #expect(log.occurred(at: Self.start + 3601) == .omit)
     }
 
-    @Test func aClockThatWentBackwardsDoesNotSilenceTheFailure() {
+    @Test("a clock that went backwards does not silence the failure") func aClockThatWentBackwardsDoesNotSilenceTheFailure() {
         var log = RepeatedFailureLog(interval: 10)
         #expect(log.occurred(at: Self.start) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start - 1) == .started(unloggedBefore: 0))
         #expect(log.occurred(at: Self.start) == .omit)
     }
 
-    @Test func anUnreachableDatabaseIsLoggedOncePerIntervalWhateverTheNumberOfRequests() async throws {
+    @Test("an unreachable database is logged once per interval whatever the number of requests") func anUnreachableDatabaseIsLoggedOncePerIntervalWhateverTheNumberOfRequests() async throws {
         let handler = InMemoryLogHandler()
         let logger = Logger(label: "test") { _ in handler }
         // Fixed at the real time (the order body's ETA is in the real future), and moved by the test alone.

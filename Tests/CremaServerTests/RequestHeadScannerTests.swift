@@ -3,7 +3,7 @@ import Testing
 
 /// The scanner decides, byte by byte and across reads, when the HTTP decoder must see a connection's first bytes.
 @Suite struct RequestHeadScannerTests {
-    @Test(arguments: [
+    @Test("a head is judged the same wherever its reads split it", arguments: [
         ("GET / HTTP/1.1\r\nHost: crema\r\n\r\n", RequestHeadScanner.Verdict.ended),
         ("GET / HTTP/1.1\r\n\r\n", .ended),
         ("GET / HTTP/1.1\nHost: crema\n\n", .ended),  // bare LFs: the decoder refuses them, so it sees them at once
@@ -29,7 +29,7 @@ import Testing
         }
     }
 
-    @Test func aHeadTrickledOneByteAtATimeEndsAtItsLastByte() {
+    @Test("a head trickled one byte at a time ends at its last byte") func aHeadTrickledOneByteAtATimeEndsAtItsLastByte() {
         let bytes = Array("GET / HTTP/1.1\r\nHost: crema\r\n\r\n".utf8)
         var scanner = RequestHeadScanner()
         for (offset, byte) in bytes.enumerated() {

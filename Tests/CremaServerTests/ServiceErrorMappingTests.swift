@@ -15,14 +15,14 @@ import Testing
         .unknownWebhookDelivery, .webhookDeliveryNotDead(state: "sent"), .webhookDisabled, .idempotencyInProgress,
     ]
 
-    @Test(arguments: errors)
+    @Test("the API answers a refusal with its code", arguments: errors)
     func theAPIAnswersARefusalWithItsCode(_ error: ServiceError) {
         let answer = APIError(error, uploadLimit: 0)
         #expect(answer.code == error.code)
         #expect(answer != .internalError)
     }
 
-    @Test func fieldsAndValuesKeepTheirDetails() {
+    @Test("fields and values keep their details") func fieldsAndValuesKeepTheirDetails() {
         #expect(APIError(ServiceError.invalidField(field: "role", reason: "r"), uploadLimit: 0) == .invalidField(field: "role", reason: "r"))
         #expect(APIError(ServiceError.invalidValue(field: "name", reason: "r"), uploadLimit: 0) == .order(.invalidValue(field: "name", reason: "r")))
         #expect(APIError(ServiceError.idempotencyInProgress, uploadLimit: 0).statusCode == 409)

@@ -21,7 +21,7 @@ import Testing
 /// The dashboard stream over real HTTP (a live server on port 0) and real LISTEN/NOTIFY. Waits use generous
 /// deadlines; nothing passes or fails on timing.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct StreamAPITests {
-    @Test func aChangeAppearsOnTheStreamWithItsStateVersionAndProjection() async throws {
+    @Test("a change appears on the stream with its state version and projection") func aChangeAppearsOnTheStreamWithItsStateVersionAndProjection() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let stream = try await h.open(as: .dashboard)
@@ -41,7 +41,7 @@ import Testing
         }
     }
 
-    @Test func lastEventIDResumesWithExactlyTheMissedChanges() async throws {
+    @Test("last event ID resumes with exactly the missed changes") func lastEventIDResumesWithExactlyTheMissedChanges() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let first = try await h.open(as: .dashboard)
@@ -63,7 +63,7 @@ import Testing
         }
     }
 
-    @Test func aQuietStreamSendsKeepaliveComments() async throws {
+    @Test("a quiet stream sends keepalive comments") func aQuietStreamSendsKeepaliveComments() async throws {
         try await StreamHarness.run(heartbeat: .milliseconds(100)) { h in
             try await h.api.createStore()
             let response = try await h.http.execute(
@@ -78,7 +78,7 @@ import Testing
         }
     }
 
-    @Test func aClientThatReadsNothingForAWhileGetsEveryChangeInOrderWhenItReadsAgain() async throws {
+    @Test("a client that reads nothing for a while gets every change in order when it reads again") func aClientThatReadsNothingForAWhileGetsEveryChangeInOrderWhenItReadsAgain() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             // The response is open but its body is not read while more orders than one catch-up page are placed.
@@ -96,7 +96,7 @@ import Testing
         }
     }
 
-    @Test func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
+    @Test("changes committed while an older transaction runs are held back until it ends") func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let store = OrderService(database: CremaDatabase(pool: h.db.pool), clock: .system)
@@ -119,7 +119,7 @@ import Testing
         }
     }
 
-    @Test func theStreamRefusesNoKeyAndEveryOtherRole() async throws {
+    @Test("the stream refuses no key and every other role") func theStreamRefusesNoKeyAndEveryOtherRole() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             #expect(try await h.status(as: nil) == 401)
@@ -128,7 +128,7 @@ import Testing
         }
     }
 
-    @Test func aSpentTicketIsRefusedAsAnInvalidTicketSayingHowToGetANewOneNotAsAMissingAPIKey() async throws {
+    @Test("a spent ticket is refused as an invalid ticket saying how to get a new one not as a missing API key") func aSpentTicketIsRefusedAsAnInvalidTicketSayingHowToGetANewOneNotAsAMissingAPIKey() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let ticket = try #require(try await h.api.post("/v1/stream/tickets", as: .dashboard, #"{"store_id":"market-st"}"#).json["ticket"] as? String)
@@ -144,7 +144,7 @@ import Testing
         }
     }
 
-    @Test func twoSubscribersBothReceiveTheChange() async throws {
+    @Test("two subscribers both receive the change") func twoSubscribersBothReceiveTheChange() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let one = try await h.open(as: .dashboard)
@@ -157,7 +157,7 @@ import Testing
         }
     }
 
-    @Test func aChangeCommittedByAnotherCremaProcessIsSeen() async throws {
+    @Test("a change committed by another crema process is seen") func aChangeCommittedByAnotherCremaProcessIsSeen() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let stream = try await h.open(as: .dashboard)
@@ -172,7 +172,7 @@ import Testing
         }
     }
 
-    @Test func aTicketOpensOneStoresStreamOnceAndOnlyForTheDashboardRole() async throws {
+    @Test("a ticket opens one stores stream once and only for the dashboard role") func aTicketOpensOneStoresStreamOnceAndOnlyForTheDashboardRole() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             for role in [Role.pos, .barista, .app] {
@@ -192,7 +192,7 @@ import Testing
         }
     }
 
-    @Test func anExpiredTicketIsRefused() async throws {
+    @Test("an expired ticket is refused") func anExpiredTicketIsRefused() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
             let ticket = try #require(try await h.api.post("/v1/stream/tickets", as: .dashboard, #"{"store_id":"market-st"}"#).json["ticket"] as? String)

@@ -17,7 +17,7 @@ import Testing
     static let pier39 = StoreKey(tenant: "default", store: "pier-39")
     static let ferryBldg = StoreKey(tenant: "default", store: "ferry-bldg")
 
-    @Test func anEventsTransactionSendsNoNotification() async throws {
+    @Test("an events transaction sends no notification") func anEventsTransactionSendsNoNotification() async throws {
         try await TestDatabase.with { db in
             let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
             let events = listener.events()
@@ -33,7 +33,7 @@ import Testing
         }
     }
 
-    @Test func aCommitWakesThisProcessWithExactlyTheStoreItChanged() async throws {
+    @Test("a commit wakes this process with exactly the store it changed") func aCommitWakesThisProcessWithExactlyTheStoreItChanged() async throws {
         try await TestDatabase.with { db in
             let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test func aCommitWakesTheDispatchersOnlyWhenItQueuedWorkForThem() async throws {
+    @Test("a commit wakes the dispatchers only when it queued work for them") func aCommitWakesTheDispatchersOnlyWhenItQueuedWorkForThem() async throws {
         try await TestDatabase.with { db in
             let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    @Test func aRolledBackCommandWakesNobody() async throws {
+    @Test("a rolled back command wakes nobody") func aRolledBackCommandWakesNobody() async throws {
         try await TestDatabase.with { db in
             let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "test"))
             let store = try await StoreFixtures.store(in: db, changes: feed)
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func aChangeCommittedInOneProcessWakesAnother() async throws {
+    @Test("a change committed in one process wakes another") func aChangeCommittedInOneProcessWakesAnother() async throws {
         try await TestDatabase.with { db in
             let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
             let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "there"))
@@ -130,7 +130,7 @@ import Testing
         }
     }
 
-    @Test func anotherProcesssDispatcherWakesOnlyForAnnouncedWorkForIt() async throws {
+    @Test("another processs dispatcher wakes only for announced work for it") func anotherProcesssDispatcherWakesOnlyForAnnouncedWorkForIt() async throws {
         try await TestDatabase.with { db in
             let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
             let there = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "there"))
@@ -155,7 +155,7 @@ import Testing
         }
     }
 
-    @Test func aProcessSkipsItsOwnNotification() async throws {
+    @Test("a process skips its own notification") func aProcessSkipsItsOwnNotification() async throws {
         try await TestDatabase.with { db in
             let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
             let there = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "there"))
@@ -180,7 +180,7 @@ import Testing
         }
     }
 
-    @Test func aBurstOfCommitsWithinOneWindowIsAnnouncedByOneNotification() async throws {
+    @Test("a burst of commits within one window is announced by one notification") func aBurstOfCommitsWithinOneWindowIsAnnouncedByOneNotification() async throws {
         try await TestDatabase.with { db in
             let windows = Windows()
             let feed = ChangeFeed(pool: db.pool, conninfo: nil, clock: windows.clock, logger: Logger(label: "test"))
@@ -209,7 +209,7 @@ import Testing
         }
     }
 
-    @Test func storesThatDoNotFitOnePayloadAreAnnouncedAsEveryStore() {
+    @Test("stores that do not fit one payload are announced as every store") func storesThatDoNotFitOnePayloadAreAnnouncedAsEveryStore() {
         let few: Set<StoreKey> = [Self.marketSt, Self.pier39]
         let many = Set((0..<500).map { StoreKey(tenant: "tenant-\($0)", store: "a-store-with-a-rather-long-name-\($0)") })
         #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(few), queued: [], from: "a"), skipping: "b")?.change == .stores(few))
@@ -221,7 +221,7 @@ import Testing
         #expect(ChangeFeed.change(announcedIn: #"{"tenant_id":"default","store_id":"market-st"}"#, skipping: "b")?.change == .everything)
     }
 
-    @Test func anAnnouncementSaysWhatItsCommitsQueuedAndOneThatDoesNotWakesEverySubscriber() {
+    @Test("an announcement says what its commits queued and one that does not wakes every subscriber") func anAnnouncementSaysWhatItsCommitsQueuedAndOneThatDoesNotWakesEverySubscriber() {
         let all: ChangeFeed.Interest = [.orders, .pushes, .webhooks]
         let stores: Set<StoreKey> = [Self.marketSt]
         for queued: ChangeFeed.Interest in [[], [.pushes], [.webhooks], [.pushes, .webhooks]] {

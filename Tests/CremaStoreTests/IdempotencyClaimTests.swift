@@ -11,7 +11,7 @@ import Testing
     static let request = IdempotentRequest(scope: "admin:bootstrap", key: "k-1", path: "POST /v1/admin/tenants/default/api-keys", body: #"{"role":"pos"}"#)
     static let answer = CommandResponse(status: 201, body: #"{"id":"a"}"#, replayed: false)
 
-    @Test func aNewKeyIsClaimedAndLaterRequestsGetItsAnswer() async throws {
+    @Test("a new key is claimed and later requests get its answer") func aNewKeyIsClaimedAndLaterRequestsGetItsAnswer() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let claim = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    @Test func aDuplicateWhileTheFirstIsPerformedIsToldItIsInProgress() async throws {
+    @Test("a duplicate while the first is performed is told it is in progress") func aDuplicateWhileTheFirstIsPerformedIsToldItIsInProgress() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -30,7 +30,7 @@ import Testing
         }
     }
 
-    @Test func theKeyWithAnotherRequestIsAMismatchEvenWhileInProgress() async throws {
+    @Test("the key with another request is a mismatch even while in progress") func theKeyWithAnotherRequestIsAMismatchEvenWhileInProgress() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             var other = Self.request
@@ -42,7 +42,7 @@ import Testing
         }
     }
 
-    @Test func aReleasedKeyIsClaimedAgainAtOnce() async throws {
+    @Test("a released key is claimed again at once") func aReleasedKeyIsClaimedAgainAtOnce() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             try await keys.release(try Self.claimed(try await keys.claim(Self.request, tenant: "default")))
@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test func anAbandonedClaimLapsesAfterItsLeaseAndItsLateAnswerIsDropped() async throws {
+    @Test("an abandoned claim lapses after its lease and its late answer is dropped") func anAbandonedClaimLapsesAfterItsLeaseAndItsLateAnswerIsDropped() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             let abandoned = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -67,7 +67,7 @@ import Testing
         }
     }
 
-    @Test func aClaimWithinItsLeaseIsNotTakenOver() async throws {
+    @Test("a claim within its lease is not taken over") func aClaimWithinItsLeaseIsNotTakenOver() async throws {
         try await TestDatabase.with { db in
             let keys = IdempotencyRepository(pool: db.pool)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))

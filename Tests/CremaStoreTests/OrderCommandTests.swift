@@ -9,7 +9,7 @@ import Foundation
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct OrderStoreTests {
-    @Test func anOrderWalkedThroughItsLifeHasOneEventPerVersion() async throws {
+    @Test("an order walked through its life has one event per version") func anOrderWalkedThroughItsLifeHasOneEventPerVersion() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let placed = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test func ordersAreNumberedPerStore() async throws {
+    @Test("orders are numbered per store") func ordersAreNumberedPerStore() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
@@ -45,7 +45,7 @@ import Testing
         }
     }
 
-    @Test func aReplayedPlacementReturnsTheFirstAnswerAndWritesNothing() async throws {
+    @Test("a replayed placement returns the first answer and writes nothing") func aReplayedPlacementReturnsTheFirstAnswerAndWritesNothing() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let request = StoreFixtures.request("key-1", body: #"{"a":1}"#)
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func aReplayedEventIsNotCheckedAgainstTheNewStateAndAppendsNoRow() async throws {
+    @Test("a replayed event is not checked against the new state and appends no row") func aReplayedEventIsNotCheckedAgainstTheNewStateAndAppendsNoRow() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -75,7 +75,7 @@ import Testing
         }
     }
 
-    @Test func theSameKeyWithAnotherBodyIsAMismatchAndChangesNothing() async throws {
+    @Test("the same key with another body is a mismatch and changes nothing") func theSameKeyWithAnotherBodyIsAMismatchAndChangesNothing() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("k", body: #"{"a":1}"#))
@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    @Test func keysAreScopedToTheCallersRole() async throws {
+    @Test("keys are scoped to the callers role") func keysAreScopedToTheCallersRole() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    @Test func anExpiredKeyIsClaimedAfresh() async throws {
+    @Test("an expired key is claimed afresh") func anExpiredKeyIsClaimedAfresh() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request("old", body: "1"))
@@ -113,7 +113,7 @@ import Testing
         }
     }
 
-    @Test func aRefusedCommandWritesNothingNotEvenItsKey() async throws {
+    @Test("a refused command writes nothing not even its key") func aRefusedCommandWritesNothingNotEvenItsKey() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -139,7 +139,7 @@ import Testing
         }
     }
 
-    @Test func anOrderCommandCostsTwoRoundTripsAndSoDoesAReplay() async throws {
+    @Test("an order command costs two round trips and so does a replay") func anOrderCommandCostsTwoRoundTripsAndSoDoesAReplay() async throws {
         try await TestDatabase.with { db in
             // One connection, so every statement of the command shows in its round-trip count.
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
@@ -165,7 +165,7 @@ import Testing
         }
     }
 
-    @Test func aFailureAfterTheStateChangeRollsBackEverything() async throws {
+    @Test("a failure after the state change rolls back everything") func aFailureAfterTheStateChangeRollsBackEverything() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             // A command that claimed its key and took a number, then failed before writing, leaves nothing behind.
@@ -182,7 +182,7 @@ import Testing
         }
     }
 
-    @Test func aFailingWriteStatementRollsBackTheWholeCommand() async throws {
+    @Test("a failing write statement rolls back the whole command") func aFailingWriteStatementRollsBackTheWholeCommand() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -211,7 +211,7 @@ import Testing
         }
     }
 
-    @Test func invalidInputIsRefusedBeforeTheStoreIsLookedUp() async throws {
+    @Test("invalid input is refused before the store is looked up") func invalidInputIsRefusedBeforeTheStoreIsLookedUp() async throws {
         try await TestDatabase.with { db in
             let store = OrderService(database: CremaDatabase(pool: db.pool), clock: .system)
             await #expect(throws: StoreError.rejected(.invalidValue(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes"))) {
@@ -220,7 +220,7 @@ import Testing
         }
     }
 
-    @Test func twoConcurrentCommandsOnTheSameVersionApplyExactlyOnce() async throws {
+    @Test("two concurrent commands on the same version apply exactly once") func twoConcurrentCommandsOnTheSameVersionApplyExactlyOnce() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -241,7 +241,7 @@ import Testing
         }
     }
 
-    @Test func concurrentRetriesWithOneKeyPlaceOneOrder() async throws {
+    @Test("concurrent retries with one key place one order") func concurrentRetriesWithOneKeyPlaceOneOrder() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let request = StoreFixtures.request("burst", body: #"{"x":1}"#)
@@ -255,7 +255,7 @@ import Testing
         }
     }
 
-    @Test func theEventLogRefusesUpdatesAndDeletes() async throws {
+    @Test("the event log refuses updates and deletes") func theEventLogRefusesUpdatesAndDeletes() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             _ = try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
@@ -268,7 +268,7 @@ import Testing
         }
     }
 
-    @Test func anUnknownTimezoneIsRefused() async throws {
+    @Test("an unknown timezone is refused") func anUnknownTimezoneIsRefused() async throws {
         try await TestDatabase.with { db in
             await #expect(throws: StoreError.invalidTimezone("Mars/Olympus")) {
                 try await OrderService(database: CremaDatabase(pool: db.pool), clock: .system).database.stores.put(id: "x", name: "X", timezone: "Mars/Olympus", tenant: "default")
@@ -276,7 +276,7 @@ import Testing
         }
     }
 
-    @Test func puttingAStoreTwiceRenamesIt() async throws {
+    @Test("putting a store twice renames it") func puttingAStoreTwiceRenamesIt() async throws {
         try await TestDatabase.with { db in
             let store = OrderService(database: CremaDatabase(pool: db.pool), clock: .system)
             let first = try await store.database.stores.put(id: "x", name: "Old", timezone: "UTC", tenant: "default")

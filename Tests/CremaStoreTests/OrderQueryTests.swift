@@ -9,7 +9,7 @@ import Foundation
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct OrderQueryTests {
-    @Test func pagesWalkEveryOrderOnceOldestFirst() async throws {
+    @Test("pages walk every order once oldest first") func pagesWalkEveryOrderOnceOldestFirst() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             var placed: [UUID] = []
@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test func listingFiltersByState() async throws {
+    @Test("listing filters by state") func listingFiltersByState() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             let id = try StoreFixtures.orderID(
@@ -46,7 +46,7 @@ import Testing
 
     /// Not base64; then well-formed ones whose positions lie outside what PostgreSQL can hold
     /// (`Int64.max` and −10^17 microseconds): refused, never a crash or a database error.
-    @Test(arguments: [
+    @Test("a forged cursor is refused", arguments: [
         "not-a-cursor!",
         "OTIyMzM3MjAzNjg1NDc3NTgwNy8wMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDA",
         "LTEwMDAwMDAwMDAwMDAwMDAwMC8wMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDA",
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func theBoardGroupsOpenOrdersByStateAndLeavesFinishedOnesOut() async throws {
+    @Test("the board groups open orders by state and leaves finished ones out") func theBoardGroupsOpenOrdersByStateAndLeavesFinishedOnesOut() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
             var ids: [UUID] = []
@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    @Test func theBoardOfAnUnknownStoreIsAnError() async throws {
+    @Test("the board of an unknown store is an error") func theBoardOfAnUnknownStoreIsAnError() async throws {
         try await TestDatabase.with { db in
             await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool), clock: .system).database.orders.board(store: "ghost", in: .default) }
         }
