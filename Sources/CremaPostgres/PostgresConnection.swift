@@ -22,6 +22,10 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     private var sessionConfigured = true
     /// A cancel went out since the last reset: the reset at the next lease is routine, not a broken connection.
     private var cancelledSinceReset = false
+    /// The server refused a write as read-only (25006) since the last reset: after a failover this is the old
+    /// primary, now a standby, so the next lease reconnects, and a multi-host conninfo with
+    /// `target_session_attrs=read-write` finds the new primary.
+    private var refusedWritesSinceReset = false
     /// `BEGIN …` to send ahead of the next flight (``begin(_:)``), so opening a transaction costs no round trip.
     private var pendingBegin: String?
     /// Statement text → the name it is prepared under on this connection.
@@ -168,8 +172,19 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
                 if PQconsumeInput(handle) == 0 { break }
                 reads += 1
             }
-            return sessionConfigured && registration != 0 && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+            return sessionConfigured && !refusedWritesSinceReset && registration != 0 && PQstatus(handle) == CONNECTION_OK
+                && PQtransactionStatus(handle) == PQTRANS_IDLE
         }
+    }
+
+    /// Whether the server refused a write as read-only since the last reset: why the next lease reconnects.
+    public var refusedWrites: Bool { lock.withLock { refusedWritesSinceReset } }
+
+    /// Notes what a statement's failure says about the server behind this connection (a read-only one is left at
+    /// the next lease); the pool calls it with every error its callers see.
+    public func noteFailure(_ error: any Error) {
+        guard let error = error as? PostgresError, error.sqlState == PostgresError.SQLState.readOnlyTransaction else { return }
+        lock.withLock { refusedWritesSinceReset = true }
     }
 
     /// Whether a statement of this connection was cancelled since its last reset (a client left mid-request): why
@@ -184,6 +199,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             prepared = [:]
             sessionConfigured = false
             cancelledSinceReset = false
+            refusedWritesSinceReset = false
             return handle
         }
         guard let detached else { throw PostgresError(.closed) }

@@ -46,9 +46,10 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         // that went away: in each case trying again later is the right advice.
         case .connectionFailed, .acquireTimeout, .canceled: return true
         case .server:
-            // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+            // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now; 25006: a
+            // read-only server, which after a failover is the old primary (the pool reconnects that connection).
             guard let sqlState else { return false }
-            return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+            return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", SQLState.readOnlyTransaction].contains(sqlState)
         case .decoding, .closed, .invalidParameter: return false
         }
     }
@@ -66,6 +67,8 @@ extension PostgresError {
     /// SQLSTATEs the store layer maps to domain errors.
     public enum SQLState {
         public static let uniqueViolation = "23505"
+        /// A write sent to a read-only server (`default_transaction_read_only`, or a standby).
+        public static let readOnlyTransaction = "25006"
         public static let foreignKeyViolation = "23503"
         public static let serializationFailure = "40001"
         public static let deadlockDetected = "40P01"

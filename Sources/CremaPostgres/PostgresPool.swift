@@ -58,6 +58,7 @@ public actor PostgresPool {
             await release(connection)
             return value
         } catch {
+            connection.noteFailure(error)
             await release(connection)
             throw error
         }
@@ -136,7 +137,10 @@ public actor PostgresPool {
             return try await PostgresConnection.connect(configuration.conninfo, logger: logger)
         }
         if await connection.isUsable() { return connection }
-        if connection.wasCancelled {
+        if connection.refusedWrites {
+            // A failover demoted the server behind it; reconnecting reaches the new primary (target_session_attrs).
+            logger.warning("reconnecting a database connection whose server refused writes as read-only (a standby after a failover?)")
+        } else if connection.wasCancelled {
             // A cancel may land after its statement ended, on whatever runs next: a new backend never sees it.
             logger.debug("resetting a database connection after a cancelled statement")
         } else {

@@ -123,6 +123,31 @@ import Testing
         }
     }
 
+    @Test("a write refused as read-only is unavailable, and the pool reconnects that connection, so the next write goes through")
+    func aReadOnlyServerIsLeftAtTheNextLease() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            // One connection, so the next lease is the same one: after a failover it would lead to the demoted primary.
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TABLE demo (id int)")
+                // What a demoted primary answers a write with, for this session only.
+                try await connection.query("SET default_transaction_read_only = on")
+            }
+            let refused = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try await $0.query("INSERT INTO demo VALUES (1)") }
+            }
+            #expect(refused?.sqlState == "25006")
+            #expect(refused?.isUnavailable == true)
+            // The next lease reconnects rather than handing the read-only session out again.
+            try await pool.withConnection { connection in
+                #expect(!connection.refusedWrites)
+                try await connection.query("INSERT INTO demo VALUES (2)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM demo", as: Int.self) == 1)
+            await pool.close()
+        }
+    }
+
     @Test("a pool at capacity gives up after the acquire timeout") func aPoolAtCapacityGivesUpAfterTheAcquireTimeout() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1, acquireTimeout: .milliseconds(200)))
