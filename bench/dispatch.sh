@@ -48,6 +48,7 @@
 #   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
 #   which other work used more than 15 % of a core is marked NOISY.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
+# BENCH_SINK_COUNTER=log forces the sink's log counter.
 # Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use); -k sink
 # also nghttpd (nghttp2-server), openssl, and perf with uprobes (else the log counter).
 # Raw outputs: bench/results/dispatch-n<N>-<time>/ (git-ignored); one line per round in
@@ -67,7 +68,7 @@ while getopts "k:r:b:w:c:m:q:u" opt; do
     m) peer_connections=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
     u) pinned=0 ;;
-    *) sed -n '2,54p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,55p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
@@ -118,7 +119,7 @@ start_sink() {
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey_SINK000000.p8" 2> /dev/null
   # The counter: uprobes on the libnghttp2 nghttpd links, counted by perf stat; else nghttpd's own -v log.
   lib=$(readlink -f "$(ldd "$(command -v nghttpd)" | awk '/libnghttp2/ { print $3 }')")
-  if command -v perf > /dev/null && [ -f "$lib" ]; then
+  if [ "${BENCH_SINK_COUNTER:-uprobe}" = uprobe ] && command -v perf > /dev/null && [ -f "$lib" ]; then
     if perf probe -l 2> /dev/null | grep -q 'crema_bench:sink_answer'; then SINK_COUNTER=uprobe
     elif perf probe -q -x "$lib" -a 'crema_bench:sink_answer=nghttp2_submit_response' 2>> "$log" &&
          perf probe -q -x "$lib" -a 'crema_bench:sink_session=nghttp2_session_server_new2' 2>> "$log"; then
