@@ -42,11 +42,14 @@
 # pushes/s is read from each side's own clock ("own", above). The "sim" CPU columns are then the sink's.
 #
 # Usage: bench/dispatch.sh [-k sim|sink] [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY]
-#                          [-m PEER_MAX_CONNECTIONS] [-q WAIT] [-u] [N]
+#                          [-m PEER_MAX_CONNECTIONS] [-q WAIT] [-p POLL] [-u] [N]
 #   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 128 (as many pushes in flight as crema's
 #   2 x 64; at 250 and more, aioapns overruns the HTTP/2 connection window and gives up on some pushes),
 #   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
-#   which other work used more than 15 % of a core is marked NOISY.
+#   which other work used more than 15 % of a core is marked NOISY. -p POLL: how often (s, default 0.1) the
+#   script asks PostgreSQL whether crema's outbox is drained; each poll is a psql process on core 1, about 15 % of
+#   that core at 0.1 s, taken from PostgreSQL and the peer during crema's side only. The time read is the last
+#   sent_at either way, so a longer interval changes no clock, only that load.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
 # BENCH_SINK_COUNTER=log forces the sink's log counter.
 # Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use); -k sink
@@ -57,8 +60,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1 mode=sim
-while getopts "k:r:b:w:c:m:q:u" opt; do
+rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1 mode=sim poll=0.1
+while getopts "k:r:b:w:c:m:q:p:u" opt; do
   case "$opt" in
     k) mode=$OPTARG ;;
     r) rounds=$OPTARG ;;
@@ -67,8 +70,9 @@ while getopts "k:r:b:w:c:m:q:u" opt; do
     c) peer_concurrency=$OPTARG ;;
     m) peer_connections=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
+    p) poll=$OPTARG ;;
     u) pinned=0 ;;
-    *) sed -n '2,55p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,58p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
@@ -96,7 +100,7 @@ now() { date +%s.%N; }
   machine_info
   echo "python: $("$PY" --version 2>&1); aioapns $("$PY" -c 'import importlib.metadata as m; print(m.version("aioapns"))')"
   echo "N: $n, rounds: $rounds, crema dispatch --batch-size $batch --workers $workers;" \
-    "aioapns max_connections $peer_connections, concurrency $peer_concurrency"
+    "aioapns max_connections $peer_connections, concurrency $peer_concurrency; outbox polled every ${poll} s"
   if [ "$mode" = sink ]; then echo "peer: sink (nghttpd $(nghttpd --version | awk '{ print $NF }'), answers every POST to a fixture token 200, checks nothing)"
   else echo "peer: simulator (crema apns-sim)"; fi
   if [ "$pinned" = 1 ]; then echo "pinned: clients on core $CLIENT_CPU; $mode, PostgreSQL and this script on core $SERVER_CPU"
@@ -223,7 +227,7 @@ side_crema() { # side_crema ROUND
   CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning ${CLIENT[@]+"${CLIENT[@]}"} "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
     > >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "$out/r$r-crema.log") 2>&1 &
   DISPATCH_PID=$!
-  wait_drained "$DB" 600 0.1
+  wait_drained "$DB" 600 "$poll"
   cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   stop_pid "$DISPATCH_PID"; DISPATCH_PID=""
   side_end "r$r-crema"
