@@ -19,6 +19,11 @@ same header block size, no other change. And the simulator ends a 200 answer wit
 the exception escapes `data_received`, which makes asyncio close the whole connection after every answer.
 Empty DATA frames are therefore skipped, as aioapns would never see them from APNs. Prints one JSON object: the counts by status and the time
 from the first request to the last answer as this process measured it.
+
+With --echo-apns-id (bench/dispatch.sh -k sink): aioapns matches a 200 to its request by the `apns-id` response
+header alone, which APNs (and the simulator) echo from the request; a plain HTTP/2 sink (nghttpd) does not, and
+aioapns would drop every answer as "unknown". So the `apns-id` sent on each stream is remembered and, where an
+answer lacks one, added to it as APNs would have sent it: a dictionary store and pop per push in the peer.
 """
 import argparse
 import asyncio
@@ -60,9 +65,10 @@ class _JSONShim:
         return json.dumps(value, *args, **kwargs)
 
 
-def send_authority_not_host():
+def send_authority_not_host(echo_apns_id=False):
     """Rewrites aioapns' ("host", X) request header into (":authority", X); it sits right after :path, so
-    pseudo-headers still come first."""
+    pseudo-headers still come first. With echo_apns_id, also remembers each stream's apns-id (see
+    echo_apns_id_in_answers)."""
     import h2.connection
     original = h2.connection.H2Connection.send_headers
 
@@ -70,7 +76,38 @@ def send_authority_not_host():
         headers = [(":authority", v) if k == "host" else (k, v) for k, v in headers]
         return original(self, stream_id, headers, *args, **kwargs)
 
-    h2.connection.H2Connection.send_headers = send_headers
+    def send_headers_remembering(self, stream_id, headers, *args, **kwargs):
+        for k, v in headers:
+            if k == "apns-id":
+                self.crema_apns_ids[stream_id] = v.encode() if isinstance(v, str) else v
+        return send_headers(self, stream_id, headers, *args, **kwargs)
+
+    h2.connection.H2Connection.send_headers = send_headers_remembering if echo_apns_id else send_headers
+
+
+def echo_apns_id_in_answers():
+    """Adds to an answer without `apns-id` the one its request carried, as APNs does (for a sink that does not)."""
+    import h2.connection
+    import h2.events
+    h2.connection.H2Connection.crema_apns_ids = None
+    original_init = h2.connection.H2Connection.__init__
+    original_receive = h2.connection.H2Connection.receive_data
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.crema_apns_ids = {}
+
+    def receive_data(self, data):
+        events = original_receive(self, data)
+        for event in events:
+            if isinstance(event, h2.events.ResponseReceived):
+                sent = self.crema_apns_ids.pop(event.stream_id, None)
+                if sent is not None and not any(k == b"apns-id" for k, _ in event.headers):
+                    event.headers.append((b"apns-id", sent))
+        return events
+
+    h2.connection.H2Connection.__init__ = __init__
+    h2.connection.H2Connection.receive_data = receive_data
 
 
 def skip_empty_data_frames():
@@ -144,9 +181,13 @@ def main():
     parser.add_argument("--topic", required=True)
     parser.add_argument("--concurrency", type=int, default=500)
     parser.add_argument("--max-connections", type=int, default=10)
+    parser.add_argument("--echo-apns-id", action="store_true",
+                        help="add the request's apns-id to answers without one (a sink that does not echo it)")
     args = parser.parse_args()
     aioapns.connection.json = _JSONShim()
-    send_authority_not_host()
+    send_authority_not_host(args.echo_apns_id)
+    if args.echo_apns_id:
+        echo_apns_id_in_answers()
     skip_empty_data_frames()
     rows = load_rows(args.conninfo)
     if not rows:

@@ -26,33 +26,56 @@
 # crema's end to end (process spawn to the last sent_at), its start-up time, and CPU per side (crema
 # dispatch, simulator, PostgreSQL, peer) in ms per push.
 #
-# Usage: bench/dispatch.sh [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY] [-m PEER_MAX_CONNECTIONS]
-#                          [-q WAIT] [-u] [N]
+# Sink mode (-k sink, issue #35): the simulator costs about as much per push as either client and, with PostgreSQL,
+# fills core 1, so the race above reads the simulator. With -k sink both clients talk instead to Debian's `nghttpd`
+# (package nghttp2-server; one thread, on core 1 with PostgreSQL), serving HTTP/2 over TLS with a self-signed
+# certificate both trust (crema: CREMA_APNS_URL + CREMA_APNS_CA_FILE; aioapns: --url/--ca-file, as for the
+# simulator), and a folder with one empty file per device token, so every POST /3/device/<token> of the fixture is
+# answered 200 with an empty body (any other path 404). The sink checks nothing: not the JWT (crema and aioapns
+# still sign one, with a throw-away P-256 key the script makes), not the topic, not the headers. It keeps no
+# records, so what it received is counted by the kernel: a uprobe on libnghttp2's nghttp2_submit_response (one hit
+# per answer) and one on nghttp2_session_server_new (one per connection), counted with `perf stat -p` on the sink
+# around each side. Each side must then have been answered exactly N times, on top of its own check (every row
+# `sent`; every answer 200); together they mean N requests, one per token. Where uprobes are unavailable, the sink
+# runs with -v and its log is counted instead (":status: 200" lines), which costs it a write per log line (reported
+# as "counter log"). A side whose count is not N, or cannot be read, makes the run invalid. With no records to time,
+# pushes/s is read from each side's own clock ("own", above). The "sim" CPU columns are then the sink's.
+#
+# Usage: bench/dispatch.sh [-k sim|sink] [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY]
+#                          [-m PEER_MAX_CONNECTIONS] [-q WAIT] [-p POLL] [-u] [N]
 #   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 128 (as many pushes in flight as crema's
 #   2 x 64; at 250 and more, aioapns overruns the HTTP/2 connection window and gives up on some pushes),
 #   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
-#   which other work used more than 15 % of a core is marked NOISY.
-# Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443).
-# Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use).
+#   which other work used more than 15 % of a core is marked NOISY. -p POLL: how often (s, default 0.1) the
+#   script asks PostgreSQL whether crema's outbox is drained; each poll is a psql process on core 1, about 15 % of
+#   that core at 0.1 s, taken from PostgreSQL and the peer during crema's side only. The time read is the last
+#   sent_at either way, so a longer interval changes no clock, only that load.
+# Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
+# BENCH_SINK_COUNTER=log forces the sink's log counter.
+# Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use); -k sink
+# also nghttpd (nghttp2-server), openssl, and perf with uprobes (else the log counter).
 # Raw outputs: bench/results/dispatch-n<N>-<time>/ (git-ignored); one line per round in
 # bench/results/dispatch-history.tsv. Exits 1 when a round is invalid, never because of the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1
-while getopts "r:b:w:c:m:q:u" opt; do
+rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1 mode=sim poll=0.1
+while getopts "k:r:b:w:c:m:q:p:u" opt; do
   case "$opt" in
+    k) mode=$OPTARG ;;
     r) rounds=$OPTARG ;;
     b) batch=$OPTARG ;;
     w) workers=$OPTARG ;;
     c) peer_concurrency=$OPTARG ;;
     m) peer_connections=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
+    p) poll=$OPTARG ;;
     u) pinned=0 ;;
-    *) sed -n '2,34p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,58p' "$0" >&2; exit 2 ;;
   esac
 done
+case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
 shift $((OPTIND - 1))
 n=${1:-20000}
 port=${BENCH_SIM_PORT:-18443}
@@ -77,15 +100,114 @@ now() { date +%s.%N; }
   machine_info
   echo "python: $("$PY" --version 2>&1); aioapns $("$PY" -c 'import importlib.metadata as m; print(m.version("aioapns"))')"
   echo "N: $n, rounds: $rounds, crema dispatch --batch-size $batch --workers $workers;" \
-    "aioapns max_connections $peer_connections, concurrency $peer_concurrency"
-  if [ "$pinned" = 1 ]; then echo "pinned: clients on core $CLIENT_CPU; simulator, PostgreSQL and this script on core $SERVER_CPU"
+    "aioapns max_connections $peer_connections, concurrency $peer_concurrency; outbox polled every ${poll} s"
+  if [ "$mode" = sink ]; then echo "peer: sink (nghttpd $(nghttpd --version | awk '{ print $NF }'), answers every POST to a fixture token 200, checks nothing)"
+  else echo "peer: simulator (crema apns-sim)"; fi
+  if [ "$pinned" = 1 ]; then echo "pinned: clients on core $CLIENT_CPU; $mode, PostgreSQL and this script on core $SERVER_CPU"
   else echo "unpinned"; fi
 } | tee "$out/machine.txt"
 
-log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$port"
+# ---- the sink (-k sink) ----
+SINK_COUNTER="" SINK_PROBES_ADDED=0 SINK_PERF_PID=""
+# start_sink PORT DIR LOGFILE: a self-signed certificate (a CA naming localhost and 127.0.0.1, as the simulator's),
+# a throw-away P-256 signing key for the JWT nobody checks, then nghttpd in the background on 127.0.0.1:PORT with
+# DIR/htdocs as its root; exports CREMA_APNS_* for both clients and sets SIM_PID (so the exit trap stops it).
+start_sink() {
+  local port=$1 dir=$2 log=$3 deadline=$((SECONDS + 30)) lib verbose=()
+  command -v nghttpd > /dev/null || { echo "-k sink needs nghttpd (apt-get install nghttp2-server)" >&2; return 1; }
+  mkdir -p "$dir/htdocs/3/device"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -keyout "$dir/key.pem" -out "$dir/ca.pem" \
+    -subj "/O=Crema/CN=Crema bench sink" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -addext "keyUsage=critical,digitalSignature,keyCertSign" \
+    -addext "extendedKeyUsage=serverAuth" 2> /dev/null
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey_SINK000000.p8" 2> /dev/null
+  # The counter: uprobes on the libnghttp2 nghttpd links, counted by perf stat; else nghttpd's own -v log.
+  lib=$(readlink -f "$(ldd "$(command -v nghttpd)" | awk '/libnghttp2/ { print $3 }')")
+  if [ "${BENCH_SINK_COUNTER:-uprobe}" = uprobe ] && command -v perf > /dev/null && [ -f "$lib" ]; then
+    if perf probe -l 2> /dev/null | grep -q 'crema_bench:sink_answer'; then SINK_COUNTER=uprobe
+    elif perf probe -q -x "$lib" -a 'crema_bench:sink_answer=nghttp2_submit_response' 2>> "$log" &&
+         perf probe -q -x "$lib" -a 'crema_bench:sink_session=nghttp2_session_server_new2' 2>> "$log"; then
+      SINK_COUNTER=uprobe SINK_PROBES_ADDED=1
+    fi
+  fi
+  if [ -z "$SINK_COUNTER" ]; then SINK_COUNTER=log verbose=(-v); fi
+  # One worker thread (nghttpd's default); 1000 streams per connection as APNs allows, so neither client's
+  # in-flight pushes (crema 2 x 64, aioapns 128) wait on the sink's default of 100.
+  nghttpd ${verbose[@]+"${verbose[@]}"} -n 1 -m 1000 -a 127.0.0.1 -d "$dir/htdocs" "$port" "$dir/key.pem" "$dir/ca.pem" >> "$log" 2>&1 &
+  SIM_PID=$!
+  export CREMA_APNS_URL="https://127.0.0.1:$port" CREMA_APNS_CA_FILE="$dir/ca.pem" CREMA_APNS_KEY_FILE="$dir/AuthKey_SINK000000.p8" \
+    CREMA_APNS_KEY_ID=SINK000000 CREMA_APNS_TEAM_ID=SINKTEAM00 CREMA_APNS_TOPIC=$BENCH_BUNDLE_ID
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    kill -0 "$SIM_PID" 2> /dev/null || { echo "nghttpd exited; see $log" >&2; cat "$log" >&2; return 1; }
+    [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' --cacert "$dir/ca.pem" "$CREMA_APNS_URL/sink/ready")" = 404 ] && return 0
+    sleep 0.1
+  done
+  echo "nghttpd did not answer within 30 s" >&2
+  return 1
+}
+# sink_tokens CONNINFO: one empty file per device token of the fixture, so POST /3/device/<token> answers 200.
+sink_tokens() {
+  find "$out/sink/htdocs/3/device" -type f -delete
+  psql "$1" -XAt -c "SELECT token FROM customer_tokens" | (cd "$out/sink/htdocs/3/device" && xargs touch)
+}
+# sink_begin NAME / sink_end NAME: count the sink's answers and connections between the two; sink_end writes
+# NAME-sink-summary.json in the shape of delivery_report.py's sim-summary (records = accepted = answers).
+sink_begin() {
+  if [ "$SINK_COUNTER" = uprobe ]; then
+    perf stat -x, -o "$out/$1-sink-perf.csv" -e crema_bench:sink_answer,crema_bench:sink_session -p "$SIM_PID" > /dev/null 2>&1 &
+    SINK_PERF_PID=$!
+    sleep 0.5  # perf stat attaches; an answer before then would go uncounted, and the side would fail its count
+    kill -0 "$SINK_PERF_PID" 2> /dev/null || { echo "perf stat on the sink exited at once" >&2; SINK_PERF_PID=""; }
+  else
+    stat -c %s "$out/sink.log" > "$out/$1-sink-offset.txt"
+  fi
+}
+sink_end() {
+  local answers="" sessions=""
+  if [ "$SINK_COUNTER" = uprobe ]; then
+    if [ -n "$SINK_PERF_PID" ]; then kill -INT "$SINK_PERF_PID" 2> /dev/null || true; wait "$SINK_PERF_PID" 2> /dev/null || true; fi
+    SINK_PERF_PID=""
+    answers=$(awk -F, '$3 == "crema_bench:sink_answer" { print $1 }' "$out/$1-sink-perf.csv" 2> /dev/null)
+    sessions=$(awk -F, '$3 == "crema_bench:sink_session" { print $1 }' "$out/$1-sink-perf.csv" 2> /dev/null)
+  else
+    answers=$(tail -c +$(($(cat "$out/$1-sink-offset.txt") + 1)) "$out/sink.log" | grep -c '^ *:status: 200$' || true)
+    sessions=$(tail -c +$(($(cat "$out/$1-sink-offset.txt") + 1)) "$out/sink.log" | grep -c '^SSL/TLS handshake completed$' || true)
+  fi
+  case "$answers" in ''|*[!0-9]*) answers=null ;; esac
+  case "$sessions" in ''|*[!0-9]*) sessions=null ;; esac
+  echo "{\"records\": $answers, \"accepted\": $answers, \"distinct_tokens\": null, \"connections\": $sessions," \
+    "\"resolution\": \"none\", \"per_s\": null, \"counter\": \"$SINK_COUNTER\"}" > "$out/$1-sink-summary.json"
+}
+sink_cleanup() {
+  [ -n "${SINK_PERF_PID:-}" ] && { kill -INT "$SINK_PERF_PID" 2> /dev/null || true; }
+  [ "${SINK_PROBES_ADDED:-0}" = 1 ] && { perf probe -q -d 'crema_bench:*' > /dev/null 2>&1 || true; }
+  return 0
+}
+
 conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
-start_apns_sim "$port" "$out/sim" "$out/sim.log"
+PEER_SINK_ARGS=()
+if [ "$mode" = sim ]; then
+  log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$port"
+  start_apns_sim "$port" "$out/sim" "$out/sim.log"
+else
+  trap 'sink_cleanup; bench_cleanup' EXIT
+  PEER_SINK_ARGS=(--echo-apns-id)  # aioapns matches a 200 by the echoed apns-id, which nghttpd does not send
+  start_sink "$port" "$out/sink" "$out/sink.log"
+  log "fresh PostgreSQL cluster in $cluster; sink: nghttpd $(nghttpd --version | awk '{ print $NF }') on 127.0.0.1:$port," \
+    "counted by $SINK_COUNTER; the JWT, topic and headers are not checked"
+fi
 sim_records() { sim_curl GET /sim/requests > "$1"; }
+# side_begin NAME / side_end NAME: clear the simulator's records, or start counting the sink's answers; then
+# write NAME-sim-summary.json either way.
+side_begin() { if [ "$mode" = sim ]; then sim_curl DELETE /sim/requests > /dev/null; else sink_begin "$1"; fi; }
+side_end() {
+  if [ "$mode" = sim ]; then
+    sim_records "$out/$1-sim.json"
+    python3 bench/delivery_report.py sim-summary "$out/$1-sim.json" > "$out/$1-sim-summary.json"
+  else
+    sink_end "$1"; cp "$out/$1-sink-summary.json" "$out/$1-sim-summary.json"
+  fi
+}
 
 prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
   DB=$(new_database "$conninfo" "crema_bench_r$1")
@@ -93,22 +215,22 @@ prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
   psql "$DB" -XAq -v ON_ERROR_STOP=1 -v n="$n" -v topic="$BENCH_BUNDLE_ID" -f bench/outbox-fixture.sql > /dev/null
   psql "$DB" -XAq -v ON_ERROR_STOP=1 -c "VACUUM ANALYZE" -c CHECKPOINT > /dev/null
   [ "$(outbox_open "$DB")" = "$n" ] || { echo "the fixture did not load $n pending rows" >&2; return 1; }
+  [ "$mode" = sim ] || sink_tokens "$DB"
 }
 
 side_crema() { # side_crema ROUND
   local r=$1 t0 cr sim0 sim1 pg0 pg1 m0 m1 mt0 mt1 running
-  sim_curl DELETE /sim/requests > /dev/null
+  side_begin "r$r-crema"
   sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   t0=$(now)
   # Each output line gets the time it was read (so "Crema dispatcher running" marks the end of start-up).
   CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning ${CLIENT[@]+"${CLIENT[@]}"} "$CREMA" dispatch --batch-size "$batch" --workers "$workers" \
     > >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "$out/r$r-crema.log") 2>&1 &
   DISPATCH_PID=$!
-  wait_drained "$DB" 600 0.1
+  wait_drained "$DB" 600 "$poll"
   cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   stop_pid "$DISPATCH_PID"; DISPATCH_PID=""
-  sim_records "$out/r$r-crema-sim.json"
-  python3 bench/delivery_report.py sim-summary "$out/r$r-crema-sim.json" > "$out/r$r-crema-sim-summary.json"
+  side_end "r$r-crema"
   psql "$DB" -XAt -F ' ' -c "SELECT count(*) FILTER (WHERE state = 'sent'), count(*),
       extract(epoch FROM min(sent_at)), extract(epoch FROM max(sent_at)), max(attempts) FROM delivery_outbox" \
     > "$out/r$r-crema-db.txt"
@@ -118,17 +240,16 @@ side_crema() { # side_crema ROUND
 
 side_peer() { # side_peer ROUND
   local r=$1 sim0 sim1 pg0 pg1 peer status=0 m0 m1 mt0 mt1
-  sim_curl DELETE /sim/requests > /dev/null
+  side_begin "r$r-peer"
   sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   /usr/bin/time -f '%U %S' -o "$out/r$r-peer-time.txt" timeout 600 ${CLIENT[@]+"${CLIENT[@]}"} "$PY" bench/apns_peer.py --conninfo "$DB" \
     --url "$CREMA_APNS_URL" --ca-file "$CREMA_APNS_CA_FILE" --key-file "$CREMA_APNS_KEY_FILE" \
     --key-id "$CREMA_APNS_KEY_ID" --team-id "$CREMA_APNS_TEAM_ID" --topic "$BENCH_BUNDLE_ID" \
-    --concurrency "$peer_concurrency" --max-connections "$peer_connections" \
+    --concurrency "$peer_concurrency" --max-connections "$peer_connections" ${PEER_SINK_ARGS[@]+"${PEER_SINK_ARGS[@]}"} \
     > "$out/r$r-peer.json" 2> "$out/r$r-peer.log" || status=$?
   sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   peer=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$out/r$r-peer-time.txt")
-  sim_records "$out/r$r-peer-sim.json"
-  python3 bench/delivery_report.py sim-summary "$out/r$r-peer-sim.json" > "$out/r$r-peer-sim-summary.json"
+  side_end "r$r-peer"
   echo "crema=0 sim=$((sim1 - sim0)) postgres=$((pg1 - pg0)) peer=$peer busy=$((m1 - m0)) total=$((mt1 - mt0))" > "$out/r$r-peer-cpu.txt"
   [ "$status" = 0 ] || echo "apns_peer.py exited $status (see r$r-peer.log)" | tee -a "$out/run.log" >&2
 }
@@ -147,9 +268,10 @@ for r in $(seq 1 "$rounds"); do
   psql "$conninfo" -XAq -c "DROP DATABASE crema_bench_r$r" > /dev/null || true
 done
 
-python3 - "$out" "$n" "$rounds" <<'EOF' | tee "$out/summary.txt"
+python3 - "$out" "$n" "$rounds" "$mode" <<'EOF' | tee "$out/summary.txt"
 import json, os, statistics, sys
-out, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, n, rounds, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+peer_name = "simulator" if mode == "sim" else "sink"
 def j(name): return json.load(open(f"{out}/{name}"))
 def cpu(name): return {k: float(v) for k, v in (kv.split("=") for kv in open(f"{out}/{name}").read().split())}
 rows, valid = [], True
@@ -161,11 +283,12 @@ for r in range(1, rounds + 1):
     cc, pc = cpu(f"r{r}-crema-cpu.txt"), cpu(f"r{r}-peer-cpu.txt")
     problems = []
     if int(sent) != n or int(total) != n: problems.append(f"crema: {sent} of {total} rows sent")
-    if cs["accepted"] != n or cs["records"] != n or cs["distinct_tokens"] != n:
-        problems.append(f"crema: simulator records {cs['records']}, accepted {cs['accepted']}, tokens {cs['distinct_tokens']}")
+    # The sink counts answers only; with every row sent (one 200 per row), N answers means one request per token.
+    if cs["accepted"] != n or cs["records"] != n or (mode == "sim" and cs["distinct_tokens"] != n):
+        problems.append(f"crema: {peer_name} records {cs['records']}, accepted {cs['accepted']}, tokens {cs['distinct_tokens']}")
     if peer["statuses"].get("200") != n or peer["errors"]: problems.append(f"aioapns: {peer['statuses']} {peer['errors']}")
-    if ps["accepted"] != n or ps["records"] != n or ps["distinct_tokens"] != n:
-        problems.append(f"aioapns: simulator records {ps['records']}, accepted {ps['accepted']}, tokens {ps['distinct_tokens']}")
+    if ps["accepted"] != n or ps["records"] != n or (mode == "sim" and ps["distinct_tokens"] != n):
+        problems.append(f"aioapns: {peer_name} records {ps['records']}, accepted {ps['accepted']}, tokens {ps['distinct_tokens']}")
     if not cc["running"]: problems.append("crema: no 'dispatcher running' line")
     valid &= not problems
     per = lambda ticks: 10 * ticks / n  # ms of CPU per push
@@ -187,12 +310,18 @@ for x in rows:
     x["ratio"] = x["crema"] / x["peer"] if x["crema"] and x["peer"] else float("nan")
 if use_sim:
     print(f"N = {n} pushes per side per round; pushes/s = (N - 1) / (last - first accepted request, simulator clock)")
+elif mode == "sink":
+    counter = {json.load(open(f"{out}/r{r}-{s}-sink-summary.json"))["counter"] for r in range(1, rounds + 1) for s in ("crema", "peer")}
+    print(f"N = {n} pushes per side per round, to nghttpd (a sink: answers 200, checks no JWT, keeps no records;"
+          f" answers counted by {'/'.join(sorted(counter))}); with no records to time, pushes/s ="
+          f" N / (each side's own clock: crema 'dispatcher running' to the last sent_at; aioapns first request to last answer)")
 else:
     print(f"N = {n} pushes per side per round; the simulator's receivedAt has whole seconds only, so pushes/s ="
           f" N / (crema: 'dispatcher running' to the last sent_at; aioapns: first request to last answer)")
 f = lambda v: "-" if v is None or v != v else f"{v:.0f}"
+p = "sim" if mode == "sim" else "sink"
 print(f"{'round':>5} {'crema/s':>8} {'aioapns/s':>9} {'ratio':>6} | {'sim c/s':>7} {'sim a/s':>7} | {'own c/s':>7} {'own a/s':>7}"
-      f" | {'e2e c/s':>7} {'startup':>7} | conns c/a | CPU ms/push crema: dispatch sim pg | aioapns: python sim pg")
+      f" | {'e2e c/s':>7} {'startup':>7} | conns c/a | CPU ms/push crema: dispatch {p} pg | aioapns: python {p} pg")
 for x in rows:
     print(f"{x['round']:>5} {f(x['crema']):>8} {f(x['peer']):>9} {x['ratio']:5.2f}x | {f(x['crema_sim']):>7} {f(x['peer_sim']):>7} |"
           f" {f(x['crema_own']):>7} {f(x['peer_own']):>7} | {f(x['crema_e2e']):>7} {x['startup']:6.2f}s | {x['crema_conns']}/{x['peer_conns']}"
@@ -206,7 +335,7 @@ print(f"median ({metric}): crema {statistics.median(x['crema'] for x in rows):.0
 print("run " + ("valid" if valid else "INVALID"))
 with open(os.path.join(os.path.dirname(out), "dispatch-history.tsv"), "a") as h:
     for x in rows:
-        h.write("\t".join(map(str, [os.path.basename(out), x["round"], metric, f(x["crema"]), f(x["peer"]), f"{x['ratio']:.3f}",
+        h.write("\t".join(map(str, [os.path.basename(out), x["round"], metric if mode == "sim" else "sink-own", f(x["crema"]), f(x["peer"]), f"{x['ratio']:.3f}",
                                      f(x["crema_e2e"]), "valid" if not x["problems"] else "INVALID",
                                      "noisy" if x["other"] > 15 else "quiet"])) + "\n")
 sys.exit(0 if valid else 1)
