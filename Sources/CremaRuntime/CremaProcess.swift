@@ -132,7 +132,7 @@ public struct CremaProcess: Sendable {
             let sending = WebhookService.resolvingDNS(
                 database: database, limits: service.limits, masterKey: setup.masterKey,
                 allowsPrivateAddresses: setup.webhooksSendToPrivateAddresses ?? setup.webhooksAllowPrivateAddresses, policy: setup.webhookPolicy,
-                clock: setup.clock)
+                idempotency: idempotency, clock: setup.clock)
             webhookDispatcher = try WebhookDispatcher(
                 service: sending, changes: changes, configuration: settings, clock: setup.clock, registry: setup.registry, logger: logger)
         }

@@ -1,6 +1,7 @@
 import CremaClock
 import CremaServer
 import CremaSettings
+import CremaTestSupport
 import Crypto
 import Foundation
 import JWTKit
@@ -47,7 +48,7 @@ enum CustomerTokenFixtures {
     }
 
     static func verifier(_ keys: [CustomerTokenSettings.Key] = [.hs256(secret: Array(secret.utf8))]) async throws -> CustomerTokenVerifier {
-        try await CustomerTokenVerifier(settings(keys), clock: CremaClock(now: { now }, sleep: { try await CremaClock.system.sleep(for: $0) }))
+        try await CustomerTokenVerifier(settings(keys), clock: .reading { now })
     }
 
     /// An HS256 token signed with `secret`.

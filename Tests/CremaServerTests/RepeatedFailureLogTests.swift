@@ -4,6 +4,7 @@ import CremaPostgres
 @testable import CremaServer
 import CremaService
 import CremaStore
+import CremaTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -53,7 +54,7 @@ import Testing
         let clock = Mutex(Date())
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2 user=x dbname=x", acquireTimeout: .seconds(1)))
         let dependencies = APIHarness.dependencies(try APIHarness.process(
-            pool: pool, clock: CremaClock(now: { clock.withLock { $0 } }, sleep: { try await CremaClock.system.sleep(for: $0) })))
+            pool: pool, clock: .reading { clock.withLock { $0 } }))
         let app = CremaApplication.build(dependencies, host: "127.0.0.1", port: 0, logger: logger)
         try await app.test(.router) { client in
             let api = APIClient(client: client)

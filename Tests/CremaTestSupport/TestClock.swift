@@ -115,8 +115,13 @@ public final class TestClock: Sendable {
 }
 
 extension CremaClock {
+    /// A clock that reads `now` and sleeps as the real one does: for code that only needs the time fixed or moved.
+    public static func reading(_ now: @escaping @Sendable () -> Date) -> CremaClock {
+        CremaClock(now: now, sleep: { try await CremaClock.system.sleep(for: $0) })
+    }
+
     /// The real clock read `seconds` ahead, sleeping as the real one does: for work run once as if at a later hour.
     public static func system(shiftedBy seconds: TimeInterval) -> CremaClock {
-        CremaClock(now: { CremaClock.system.now.addingTimeInterval(seconds) }, sleep: { try await CremaClock.system.sleep(for: $0) })
+        reading { CremaClock.system.now.addingTimeInterval(seconds) }
     }
 }
