@@ -23,6 +23,8 @@ public struct CremaDatabase: Sendable {
     public let webhooks: WebhookRepository
     /// Each tenant's own load limits (docs/limits.md).
     public let limits: TenantLimitsRepository
+    /// Stores' broadcast channels, their waiting boards and announcements (docs/broadcast.md).
+    public let broadcasts: BroadcastRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
 
@@ -43,6 +45,7 @@ public struct CremaDatabase: Sendable {
         lifecycle = LifecycleRepository(pool: pool)
         webhooks = WebhookRepository(pool: pool)
         limits = TenantLimitsRepository(pool: pool)
+        broadcasts = BroadcastRepository(pool: pool)
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it

@@ -149,6 +149,8 @@ public struct OrderTransaction: Sendable {
                 FROM inserted
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: order.storeID))
+            ), board AS (
+                \(BroadcastRepository.queueBoard(tenant: scope.tenant, store: order.storeID, change: BoardChange(event: .placed), at: at))
             ), \(deliveries.ctes),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)
@@ -179,6 +181,8 @@ public struct OrderTransaction: Sendable {
                 WHERE tenant_id = \(scope.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
             ), answer AS (
                 \(storeAnswer(answer, request: request, store: next.storeID))
+            ), board AS (
+                \(BroadcastRepository.queueBoard(tenant: scope.tenant, store: next.storeID, change: BoardChange(event: event.type), at: at))
             ), \(deliveries.ctes),
             \(WebhookOutbox.orderCTEs(hooks, tenant: scope.tenant, store: next.storeID, orderID: next.id, customerRef: next.customerRef, at: at))
             SELECT \(WebhookOutbox.queuedDeliveries)

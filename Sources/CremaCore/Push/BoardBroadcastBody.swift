@@ -1,0 +1,47 @@
+public import CremaAPNsProtocol
+public import CremaActivityModels
+public import Foundation
+
+/// The body of one broadcast on a store's channel: a Live Activity `update` carrying the board (a broadcast cannot
+/// start an activity). Kept within the device push cap of 4096 bytes, under the broadcast route's 5120, because
+/// ActivityKit itself caps an activity's data at 4 KB (docs/apns-reference.md, open question 4).
+public enum BoardBroadcastBody {
+    typealias Payload = APNsPayload.LiveActivity<StoreBoardAttributes.ContentState, StoreBoardAttributes>
+
+    /// Optional fields, least needed first; the lists and the words above them are never dropped.
+    public static let dropOrder = ["aps.content-state.lockScreen.announcement", "aps.content-state.announcement", "aps.stale-date"]
+
+    /// `staleDate` marks the board out of date if no newer broadcast comes (a store that stopped sending).
+    public static func make(_ state: StoreBoardAttributes.ContentState, staleDate: Date?) -> APNsBody {
+        let aps = Payload.APS(
+            timestamp: APNsPayload.unixSeconds(state.updatedAt) ?? 0, event: .update, contentState: state,
+            staleDate: staleDate.flatMap(APNsPayload.unixSeconds))
+        return APNsBodyFitter.fit(
+            aps,
+            drops: [
+                { aps in
+                    defer { aps.contentState.lockScreen.announcement = nil }
+                    return aps.contentState.lockScreen.announcement != nil
+                },
+                { aps in
+                    defer { aps.contentState.announcement = nil }
+                    return aps.contentState.announcement != nil
+                },
+                { aps in
+                    defer { aps.staleDate = nil }
+                    return aps.staleDate != nil
+                },
+            ],
+            names: dropOrder,
+            cap: { aps, limit in
+                aps.contentState.small.title = TextByteCap.cap(aps.contentState.small.title, to: limit)
+                aps.contentState.small.status = TextByteCap.cap(aps.contentState.small.status, to: limit)
+                aps.contentState.lockScreen.title = TextByteCap.cap(aps.contentState.lockScreen.title, to: limit)
+                aps.contentState.lockScreen.subtitle = TextByteCap.cap(aps.contentState.lockScreen.subtitle, to: limit)
+            },
+            encode: { APNsPayload.encode(Payload(aps: $0)) })
+    }
+
+    /// How long a board stays current on a device without a newer broadcast.
+    public static let staleAfter: Double = 30 * 60
+}
