@@ -18,6 +18,8 @@ public final class APNsClient: Sendable {
     private let configuration: APNsClientConfiguration
     private let keyring: ProviderTokenKeyring<APNsKeyConnections>
     private let endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>]
+    private let broadcastEndpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>]
+    private let channelsEndpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>]
     private let logger: Logger
 
     /// Builds the client; `clock` dates and ages provider tokens and spaces out reconnection attempts (tests inject
@@ -43,11 +45,9 @@ public final class APNsClient: Sendable {
             connect: { _ in APNsKeyConnections(connector: connector) },
             // An idle key's connections have nothing in flight; closing them needs no one to wait.
             release: { $0.close() })
-        var endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>] = [:]
-        for environment in [APNsEnvironment.production, .sandbox] {
-            endpoints[environment] = Result { () throws(APNsClientError) in try APNsEndpoint(configuration.baseURL(for: environment)) }
-        }
-        self.endpoints = endpoints
+        self.endpoints = Self.endpoints(configuration.baseURL(for:))
+        self.broadcastEndpoints = Self.endpoints(configuration.broadcastURL(for:))
+        self.channelsEndpoints = Self.endpoints(configuration.channelsURL(for:))
         self.configuration = configuration
         self.logger = logger
     }
@@ -62,18 +62,88 @@ public final class APNsClient: Sendable {
         _ request: APNsRequest,
         signedBy key: APNsSigningKey
     ) async throws(APNsClientError) -> APNsResponse {
-        guard let lane = keyring.lane(for: key) else { throw .shutDown }
-        let token = lane.tokens.token()
-        let response = try await perform(request, token: token, on: lane.connection)
-        guard response.status == 403, response.reason == "ExpiredProviderToken" else { return response }
-        let fresh = lane.tokens.replace(token)
-        logger.debug(
-            "APNs said the provider token expired; retrying with a new one",
-            metadata: [
-                "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                "apns.key_id": "\(key.keyID)", "apns.key_fingerprint": "\(key.fingerprint)",
-            ])
-        return try await perform(request, token: fresh, on: lane.connection)
+        let endpoint = try endpoints[request.environment]!.get()
+        let metadata: Logger.Metadata = [
+            "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
+            "apns.push_type": "\(request.pushType.rawValue)",
+        ]
+        let answer = try await exchange(signedBy: key, with: endpoint, metadata: metadata) { jwt in
+            APNsWireRequest(headers: Self.headers(for: request, jwt: jwt, endpoint: endpoint), body: ByteBuffer(data: request.body))
+        }
+        return Self.response(status: answer.status, headers: answer.headers, body: answer.body)
+    }
+
+    /// Sends one broadcast to every device subscribed to `request.channelID`, signed with `key`, to the broadcast
+    /// host of the channel's environment. Same contract as ``send(_:signedBy:)``: non-2xx answers are returned
+    /// (classify them with ``APNsResponse/broadcastDisposition``), errors are thrown only when there was no answer,
+    /// and an `ExpiredProviderToken` is retried once with a new token.
+    public func broadcast(
+        _ request: APNsBroadcastRequest,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsResponse {
+        let endpoint = try broadcastEndpoints[request.environment]!.get()
+        try Self.checkBundleID(request.bundleID)
+        let metadata: Logger.Metadata = [
+            "apns.channel_id": "\(request.channelID)", "apns.id": "\(Self.id(request.requestID))",
+            "apns.push_type": "broadcast",
+        ]
+        let answer = try await exchange(signedBy: key, with: endpoint, metadata: metadata) { jwt in
+            APNsWireRequest(
+                headers: Self.broadcastHeaders(for: request, jwt: jwt, endpoint: endpoint), body: ByteBuffer(data: request.body))
+        }
+        return Self.response(status: answer.status, headers: answer.headers, body: answer.body)
+    }
+
+    /// Creates a broadcast channel for `bundleID` in `environment` (`POST /1/apps/<bundleID>/channels`): on 201 the
+    /// answer's `channelID` is the new channel's. At APNs' limit the answer is 400 `CannotCreateChannelConfig`.
+    public func createChannel(
+        bundleID: String,
+        environment: APNsEnvironment,
+        storage: APNsChannelStorage,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsChannelAnswer {
+        let body = Data(#"{"message-storage-policy":\#(storage.messageStoragePolicy),"push-type":"LiveActivity"}"#.utf8)
+        return try await manageChannels(
+            method: "POST", route: "/channels", channelID: nil, body: body, bundleID: bundleID, environment: environment,
+            signedBy: key)
+    }
+
+    /// Reads one channel (`GET /1/apps/<bundleID>/channels` with `apns-channel-id`): its storage on 200, 400
+    /// `ChannelNotRegistered` when APNs has no such channel.
+    public func readChannel(
+        _ channelID: String,
+        bundleID: String,
+        environment: APNsEnvironment,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsChannelAnswer {
+        try await manageChannels(
+            method: "GET", route: "/channels", channelID: channelID, body: nil, bundleID: bundleID, environment: environment,
+            signedBy: key)
+    }
+
+    /// Deletes one channel (`DELETE /1/apps/<bundleID>/channels` with `apns-channel-id`): 204, and it cannot be
+    /// undone (messages APNs already stored may still be delivered).
+    public func deleteChannel(
+        _ channelID: String,
+        bundleID: String,
+        environment: APNsEnvironment,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsChannelAnswer {
+        try await manageChannels(
+            method: "DELETE", route: "/channels", channelID: channelID, body: nil, bundleID: bundleID,
+            environment: environment, signedBy: key)
+    }
+
+    /// Lists every channel of `bundleID` in `environment` (`GET /1/apps/<bundleID>/all-channels`), for reconciling
+    /// what Crema stored with what APNs keeps.
+    public func listChannels(
+        bundleID: String,
+        environment: APNsEnvironment,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsChannelAnswer {
+        try await manageChannels(
+            method: "GET", route: "/all-channels", channelID: nil, body: nil, bundleID: bundleID, environment: environment,
+            signedBy: key)
     }
 
     /// Closes the connections; sends in flight fail with ``APNsClientError/shutDown``.
@@ -81,17 +151,59 @@ public final class APNsClient: Sendable {
         for closed in keyring.close().flatMap({ $0.close() }) { try? await closed.get() }
     }
 
-    /// Sends `request` on its key's connection to its host. A request the server never processed (refused, above a
+    /// One call to the channel-management host of `environment`, on the key's own connection to it.
+    private func manageChannels(
+        method: String, route: String, channelID: String?, body: Data?, bundleID: String, environment: APNsEnvironment,
+        signedBy key: APNsSigningKey
+    ) async throws(APNsClientError) -> APNsChannelAnswer {
+        let endpoint = try channelsEndpoints[environment]!.get()
+        try Self.checkBundleID(bundleID)
+        let requestID = UUID()
+        let path = endpoint.pathPrefix + "/1/apps/" + bundleID + route
+        let metadata: Logger.Metadata = [
+            "apns.channel_id": "\(channelID ?? "")", "apns.id": "\(Self.id(requestID))",
+            "apns.push_type": "channels \(method) \(route)",
+        ]
+        let answer = try await exchange(signedBy: key, with: endpoint, metadata: metadata) { jwt in
+            APNsWireRequest(
+                headers: Self.channelHeaders(
+                    method: method, path: path, channelID: channelID, bodyBytes: body?.count, requestID: requestID, jwt: jwt,
+                    endpoint: endpoint),
+                body: ByteBuffer(data: body ?? Data()))
+        }
+        return Self.channelAnswer(status: answer.status, headers: answer.headers, body: answer.body, asked: channelID)
+    }
+
+    /// Sends what `wire` builds on `key`'s connection to `endpoint`, signed with the key's current JWT; on 403
+    /// `ExpiredProviderToken` signs a new one and sends once more, returning the second answer whatever it is.
+    private func exchange(
+        signedBy key: APNsSigningKey,
+        with endpoint: APNsEndpoint,
+        metadata: Logger.Metadata,
+        _ wire: (_ jwt: String) -> APNsWireRequest
+    ) async throws(APNsClientError) -> APNsWireAnswer {
+        guard let lane = keyring.lane(for: key) else { throw .shutDown }
+        let token = lane.tokens.token()
+        let answer = try await perform(wire(token.jwt), endpoint: endpoint, on: lane.connection, metadata: metadata)
+        guard answer.status == 403, Self.reason(in: answer.body) == "ExpiredProviderToken" else { return answer }
+        let fresh = lane.tokens.replace(token)
+        logger.debug(
+            "APNs said the provider token expired; retrying with a new one",
+            metadata: metadata.merging(
+                ["apns.key_id": "\(key.keyID)", "apns.key_fingerprint": "\(key.fingerprint)"], uniquingKeysWith: { $1 }))
+        return try await perform(wire(fresh.jwt), endpoint: endpoint, on: lane.connection, metadata: metadata)
+    }
+
+    /// Sends `wire` on its key's connection to `endpoint`. A request the server never processed (refused, above a
     /// GOAWAY's last stream, or never written before a close) goes again, on a new connection when the old one
     /// no longer takes requests; one that may have reached APNs is never sent twice by the client.
     private func perform(
-        _ request: APNsRequest,
-        token: ProviderTokenCache.Token,
-        on connections: APNsKeyConnections
-    ) async throws(APNsClientError) -> APNsResponse {
-        let endpoint = try endpoints[request.environment]!.get()
+        _ wire: APNsWireRequest,
+        endpoint: APNsEndpoint,
+        on connections: APNsKeyConnections,
+        metadata: Logger.Metadata
+    ) async throws(APNsClientError) -> APNsWireAnswer {
         let link = try connections.link(to: endpoint)
-        let wire = APNsWireRequest(headers: Self.headers(for: request, jwt: token.jwt, endpoint: endpoint), body: ByteBuffer(data: request.body))
         let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
         var resends = 0
         while true {
@@ -100,33 +212,26 @@ public final class APNsClient: Sendable {
                 if Task.isCancelled { throw .cancelled }
                 outcome = await (try await link.connection()).send(wire, deadline: deadline)
             } catch {
-                log(failure: error, request)
+                log(failure: error, metadata)
                 throw error
             }
             switch outcome {
             case .answered(let answer):
-                let response = Self.response(status: answer.status, headers: answer.headers, body: answer.body)
                 logger.debug(
                     "APNs answered",
-                    metadata: [
-                        "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                        "apns.push_type": "\(request.pushType.rawValue)", "apns.status": "\(response.status)",
-                        "apns.reason": "\(response.reason ?? "")",
-                    ])
-                return response
+                    metadata: metadata.merging(
+                        ["apns.status": "\(answer.status)", "apns.reason": "\(Self.reason(in: answer.body) ?? "")"],
+                        uniquingKeysWith: { $1 }))
+                return answer
             case .notSent where resends < Self.maxResends && NIODeadline.now() < deadline:
                 resends += 1
-                logger.debug(
-                    "APNs did not process the request; sending it again",
-                    metadata: [
-                        "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                    ])
+                logger.debug("APNs did not process the request; sending it again", metadata: metadata)
             case .notSent:
                 let failure = APNsClientError.connectionClosed("the request was not processed in \(resends + 1) attempts")
-                log(failure: failure, request)
+                log(failure: failure, metadata)
                 throw failure
             case .failed(let failure):
-                log(failure: failure, request)
+                log(failure: failure, metadata)
                 throw failure
             }
         }
@@ -135,13 +240,10 @@ public final class APNsClient: Sendable {
     /// Times one request goes again after the server said it never processed it.
     static var maxResends: Int { 3 }
 
-    private func log(failure: APNsClientError, _ request: APNsRequest) {
+    private func log(failure: APNsClientError, _ metadata: Logger.Metadata) {
         logger.debug(
             "APNs send failed without an answer",
-            metadata: [
-                "apns.token": "\(Self.shortened(request.deviceToken))", "apns.id": "\(Self.id(request.apnsID))",
-                "error.code": "\(failure.code)",
-            ])
+            metadata: metadata.merging(["error.code": "\(failure.code)"], uniquingKeysWith: { $1 }))
     }
 
     /// The request's header block: the pseudo-header fields, then the headers exactly as docs/apns.md §1.2 names
@@ -172,7 +274,9 @@ public final class APNsClient: Sendable {
     /// Reads an answer: `{"reason":…,"timestamp":ms}` body, `apns-id` and `Retry-After` headers.
     static func response(status: Int, headers: HPACKHeaders, body: ByteBuffer) -> APNsResponse {
         var response = APNsResponse(status: status)
-        response.apnsID = headers.first(name: "apns-id").flatMap(UUID.init(uuidString:))
+        // A device push echoes `apns-id`, a broadcast `apns-request-id` (with `apns-unique-id` in development).
+        response.apnsID = (headers.first(name: "apns-id") ?? headers.first(name: "apns-request-id")).flatMap(UUID.init(uuidString:))
+        response.uniqueID = headers.first(name: "apns-unique-id")
         if let retryAfter = headers.first(name: "retry-after"),
             let seconds = TimeInterval(retryAfter.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0
         {
@@ -187,6 +291,21 @@ public final class APNsClient: Sendable {
             }
         }
         return response
+    }
+
+    /// The `reason` of an error body, if it has one.
+    static func reason(in body: ByteBuffer) -> String? {
+        guard body.readableBytes > 0 else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["reason"] as? String
+    }
+
+    /// One endpoint per environment; a URL the client cannot use fails only the sends that need it.
+    private static func endpoints(_ url: (APNsEnvironment) -> URL) -> [APNsEnvironment: Result<APNsEndpoint, APNsClientError>] {
+        var endpoints: [APNsEnvironment: Result<APNsEndpoint, APNsClientError>] = [:]
+        for environment in APNsEnvironment.allCases {
+            endpoints[environment] = Result { () throws(APNsClientError) in try APNsEndpoint(url(environment)) }
+        }
+        return endpoints
     }
 
     static func classify(_ error: any Error) -> APNsClientError {

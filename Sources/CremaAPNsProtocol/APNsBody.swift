@@ -5,6 +5,9 @@ public import Foundation
 public struct APNsBody: Sendable, Hashable {
     /// APNs' limit for every push type Crema sends (413 `PayloadTooLarge` above it).
     public static let maxBytes = 4096
+    /// APNs' limit for a broadcast body (`POST /4/broadcasts/apps/…`, 413 `PayloadTooLarge` above it). ActivityKit
+    /// still caps a Live Activity's static and dynamic data at 4 KB together (docs/apns.md §9.4).
+    public static let broadcastBodyLimit = 5120
 
     /// The JSON, keys sorted, ready to send.
     public var json: Data

@@ -26,7 +26,7 @@ struct APNsRequestValidator: Sendable {
     ]
     private static let headersChecked: Set<String> = [
         "authorization", "apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id",
-        "apns-id",
+        "apns-id", "apns-channel-id", "apns-request-id",
     ]
 
     /// The apps topics may name; empty accepts any well-formed topic.
@@ -147,7 +147,7 @@ struct APNsRequestValidator: Sendable {
         return .success(())
     }
 
-    private static func checkLiveActivity(_ aps: JSONValue) -> Result<Void, Refusal> {
+    static func checkLiveActivity(_ aps: JSONValue) -> Result<Void, Refusal> {
         func refuse(_ detail: String) -> Result<Void, Refusal> { .failure(Refusal(400, "BadRequestPayload", detail)) }
         guard let event = aps["event"]?.stringValue, ["start", "update", "end"].contains(event) else {
             return refuse("aps.event must be start, update or end")

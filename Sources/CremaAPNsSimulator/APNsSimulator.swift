@@ -42,6 +42,7 @@ public final class APNsSimulator: Sendable {
         let core = SimulatorCore(
             validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs),
             verifier: verifier,
+            channels: SimulatorChannels(limit: configuration.maxChannelsPerApp),
             maxRecords: configuration.maxRecords,
             clock: configuration.clock,
             logger: logger)
@@ -135,6 +136,22 @@ public final class APNsSimulator: Sendable {
     /// Returns once `count` requests to `token` have arrived since the simulator started (a request held by a
     /// latency or hold fault counts on arrival), for tests that must act while a push is in flight.
     public func received(token: String, count: Int = 1) async { await core.received(token: token, count: count) }
+
+    /// The broadcasts that reached `channel` (accepted or refused), oldest first.
+    public func records(channel: String) -> [APNsSimulatorRecord] { core.records(channel: channel) }
+
+    /// Returns once `count` broadcasts to `channel` have arrived since the simulator started (refused ones count).
+    public func received(channel: String, count: Int = 1) async {
+        await core.received(token: "channel:" + channel, count: count)
+    }
+
+    /// Every app's broadcast channels, by app and then oldest first.
+    public func channels() -> [APNsSimulatorChannel] { core.channels.all() }
+
+    /// Forgets one channel, as when APNs loses it: later broadcasts to it are 400 `ChannelNotRegistered` and
+    /// `all-channels` no longer lists it. False when no app has it.
+    @discardableResult
+    public func forgetChannel(_ id: String) -> Bool { core.channels.forget(id) }
 
     /// Forgets all records.
     public func clearRecords() { core.clearRecords() }

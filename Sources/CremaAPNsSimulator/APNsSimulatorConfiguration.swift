@@ -16,6 +16,9 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var bundleIDs: Set<String>
     /// Oldest records are dropped beyond this many.
     public var maxRecords: Int = 100_000
+    /// The most broadcast channels one app may hold; one more is 400 `CannotCreateChannelConfig` (APNs: 10,000 per
+    /// app and environment; a test sets a few).
+    public var maxChannelsPerApp: Int = 10_000
     /// When requests arrive and provider tokens are judged, and what the certificate's validity is checked against.
     public var clock: CremaClock
 
@@ -26,6 +29,7 @@ public struct APNsSimulatorConfiguration: Sendable {
         keys: [APNsSimulatorKey],
         bundleIDs: Set<String> = [],
         maxRecords: Int = 100_000,
+        maxChannelsPerApp: Int = 10_000,
         clock: CremaClock
     ) {
         self.host = host
@@ -34,6 +38,7 @@ public struct APNsSimulatorConfiguration: Sendable {
         self.keys = keys
         self.bundleIDs = bundleIDs
         self.maxRecords = maxRecords
+        self.maxChannelsPerApp = maxChannelsPerApp
         self.clock = clock
     }
 }

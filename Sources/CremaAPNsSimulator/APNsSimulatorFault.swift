@@ -8,7 +8,13 @@ public import Foundation
 /// `{"type":"status","status":429,"reason":"TooManyRequests","retry_after":5,"count":3,"token":null}`,
 /// `{"type":"latency","milliseconds":2000,"count":1,"token":null}`, `{"type":"hold","count":1,"token":null}`,
 /// `{"type":"drop_connection","count":1}`,
-/// `{"type":"goaway","count":1}`.
+/// `{"type":"goaway","count":1}`,
+/// `{"type":"forget_channel","channel":"<base64 id>"}`,
+/// `{"type":"broadcast_status","status":429,"reason":"TooManyRequests","retry_after":5,"count":1,"channel":null}`,
+/// `{"type":"feature_not_enabled","bundle_id":"com.example.app"}`.
+///
+/// `status`, `unregistered` apply to device pushes only; `broadcast_status` to broadcasts only; `latency` and `hold`
+/// without a token, `drop_connection` and `goaway` to every request.
 public enum APNsSimulatorFault: Sendable, Hashable, Codable {
     /// 410 `Unregistered` with `timestamp` for every valid request to `token`, until the faults are cleared.
     case unregistered(token: String, since: Date)
@@ -26,11 +32,21 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
     /// The next `count` requests are answered, then their connection says GOAWAY (last stream: that request's) and
     /// closes: requests already sent on later streams of it are never processed, as when APNs restarts a server.
     case goAway(count: Int)
+    /// The channel is forgotten at once, as when APNs loses one (applied when injected, not kept as a fault):
+    /// broadcasts to it are 400 `ChannelNotRegistered`, and `all-channels` no longer lists it.
+    case forgetChannel(String)
+    /// The next `count` valid broadcasts (to `channel`, or to any channel when nil) get this status, reason and
+    /// `Retry-After` (seconds) instead of 200: `429 TooManyRequests` is APNs throttling a channel.
+    case broadcastStatus(Int, reason: String, retryAfter: Int?, count: Int, channel: String?)
+    /// The app's broadcast capability is off: every broadcast and channel-management call for it is 400
+    /// `FeatureNotEnabled`, until the faults are cleared.
+    case featureNotEnabled(bundleID: String)
 
     private enum CodingKeys: String, CodingKey {
         case type, token, since, status, reason
         case retryAfter = "retry_after"
-        case count, milliseconds
+        case count, milliseconds, channel
+        case bundleID = "bundle_id"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -70,10 +86,23 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
             self = .dropConnection(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
         case "goaway":
             self = .goAway(count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1)
+        case "forget_channel":
+            self = .forgetChannel(try container.decode(String.self, forKey: .channel))
+        case "broadcast_status":
+            self = .broadcastStatus(
+                try container.decode(Int.self, forKey: .status),
+                reason: try container.decode(String.self, forKey: .reason),
+                retryAfter: try container.decodeIfPresent(Int.self, forKey: .retryAfter),
+                count: try container.decodeIfPresent(Int.self, forKey: .count) ?? 1,
+                channel: try container.decodeIfPresent(String.self, forKey: .channel))
+        case "feature_not_enabled":
+            self = .featureNotEnabled(bundleID: try container.decode(String.self, forKey: .bundleID))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: container,
-                debugDescription: "type must be unregistered, status, latency, hold, drop_connection or goaway")
+                debugDescription:
+                    "type must be unregistered, status, latency, hold, drop_connection, goaway, forget_channel, "
+                    + "broadcast_status or feature_not_enabled")
         }
     }
 
@@ -106,6 +135,19 @@ public enum APNsSimulatorFault: Sendable, Hashable, Codable {
         case .goAway(let count):
             try container.encode("goaway", forKey: .type)
             try container.encode(count, forKey: .count)
+        case .forgetChannel(let channel):
+            try container.encode("forget_channel", forKey: .type)
+            try container.encode(channel, forKey: .channel)
+        case .broadcastStatus(let status, let reason, let retryAfter, let count, let channel):
+            try container.encode("broadcast_status", forKey: .type)
+            try container.encode(status, forKey: .status)
+            try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
+            try container.encode(count, forKey: .count)
+            try container.encodeIfPresent(channel, forKey: .channel)
+        case .featureNotEnabled(let bundleID):
+            try container.encode("feature_not_enabled", forKey: .type)
+            try container.encode(bundleID, forKey: .bundleID)
         }
     }
 }

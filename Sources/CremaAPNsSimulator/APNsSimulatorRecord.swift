@@ -42,4 +42,15 @@ public struct APNsSimulatorRecord: Sendable, Codable, Hashable {
     public var tokenIssuedAt: Date?
     /// The first 16 hex characters of the JWT's SHA-256: tells tokens apart without storing them.
     public var tokenFingerprint: String?
+    /// Broadcasts and channel management: the `apns-channel-id` sent, or the id of the channel created.
+    public var channelID: String?
+}
+
+extension APNsSimulatorRecord {
+    /// A `POST /4/broadcasts/apps/…` (accepted or refused).
+    var isBroadcast: Bool { path.hasPrefix("/4/broadcasts/") }
+
+    /// What a test waiting on arrivals counts this request under: its channel for a broadcast, else its device
+    /// token (hex, so the two never meet).
+    var arrivalKey: String { isBroadcast ? "channel:" + (channelID ?? "") : deviceToken }
 }

@@ -5,7 +5,9 @@ import Foundation
 /// what was sent and script faults:
 ///
 /// - `GET /sim/health` → `{"status":"ok","records":n,"faults":n,"held":n}`
-/// - `GET /sim/requests[?token=<hex>]` → the records, oldest first; `DELETE /sim/requests` clears them
+/// - `GET /sim/requests[?token=<hex>|?channel=<id>]` → the records, oldest first (with `channel`: the broadcasts
+///   to that channel); `DELETE /sim/requests` clears them
+/// - `GET /sim/channels` → every app's broadcast channels (`id`, `bundleID`, `storage`, `createdAt`)
 /// - `GET /sim/faults`; `POST /sim/faults` with one ``APNsSimulatorFault`` as JSON; `DELETE /sim/faults` clears them
 /// - `POST /sim/release` → `{"released":n}`: answers every request a `hold` fault holds
 struct ControlAPI {
@@ -20,7 +22,10 @@ struct ControlAPI {
                     "held": core.heldCount(),
                 ])
         case ("GET", "/sim/requests"):
+            if let channel = exchange.query("channel") { return encoded(200, core.records(channel: channel)) }
             return encoded(200, core.records(token: exchange.query("token")))
+        case ("GET", "/sim/channels"):
+            return encoded(200, core.channels.all())
         case ("DELETE", "/sim/requests"):
             core.clearRecords()
             return .respond(status: 204, headers: [], body: Data())
@@ -41,12 +46,12 @@ struct ControlAPI {
             return .respond(status: 204, headers: [], body: Data())
         case ("POST", "/sim/release"):
             return json(200, ["released": core.releaseHeld()])
-        case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"), (_, "/sim/release"):
+        case (_, "/sim/health"), (_, "/sim/requests"), (_, "/sim/faults"), (_, "/sim/release"), (_, "/sim/channels"):
             return json(
                 405,
                 ["error": "method_not_allowed", "message": "\(exchange.method) is not allowed on \(exchange.path)"])
         default:
-            return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/faults, /sim/release"])
+            return json(404, ["error": "not_found", "message": "routes: /sim/health, /sim/requests, /sim/channels, /sim/faults, /sim/release"])
         }
     }
 

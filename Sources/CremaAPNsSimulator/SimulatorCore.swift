@@ -49,15 +49,21 @@ final class SimulatorCore: Sendable {
 
     let validator: APNsRequestValidator
     let verifier: ProviderTokenVerifier
+    /// The broadcast channels each app created.
+    let channels: SimulatorChannels
     let maxRecords: Int
     /// Stamps each request's arrival (and so judges its provider token).
     let clock: CremaClock
     let logger: Logger
     private let state = Mutex(State())
 
-    init(validator: APNsRequestValidator, verifier: ProviderTokenVerifier, maxRecords: Int, clock: CremaClock, logger: Logger) {
+    init(
+        validator: APNsRequestValidator, verifier: ProviderTokenVerifier, channels: SimulatorChannels, maxRecords: Int,
+        clock: CremaClock, logger: Logger
+    ) {
         self.validator = validator
         self.verifier = verifier
+        self.channels = channels
         self.maxRecords = max(1, maxRecords)
         self.clock = clock
         self.logger = logger
@@ -79,14 +85,23 @@ final class SimulatorCore: Sendable {
         }
     }
 
+    /// The broadcasts that reached `channel` (refused ones too), oldest first.
+    func records(channel: String) -> [APNsSimulatorRecord] {
+        state.withLock { state in state.records.filter { $0.isBroadcast && $0.channelID == channel } }
+    }
+
     func clearRecords() { state.withLock { $0.records.removeAll() } }
 
     func inject(_ fault: APNsSimulatorFault) {
         let remaining: Int
         switch fault {
-        case .unregistered: remaining = Int.max
+        case .forgetChannel(let id):
+            // Not kept: APNs lost the channel once, and that is that.
+            _ = channels.forget(id)
+            return
+        case .unregistered, .featureNotEnabled: remaining = Int.max
         case .status(_, _, _, let count, _), .latency(_, let count, _), .hold(let count, _), .dropConnection(let count),
-            .goAway(let count):
+            .goAway(let count), .broadcastStatus(_, _, _, let count, _):
             remaining = count
         }
         guard remaining > 0 else { return }
@@ -152,9 +167,9 @@ final class SimulatorCore: Sendable {
             if state.records.count > maxRecords + maxRecords / 10 {
                 state.records.removeFirst(state.records.count - maxRecords)
             }
-            state.received[record.deviceToken, default: 0] += 1
-            let seen = state.received[record.deviceToken, default: 0]
-            let due = state.arrivals.filter { $0.value.token == record.deviceToken && $0.value.count <= seen }
+            state.received[record.arrivalKey, default: 0] += 1
+            let seen = state.received[record.arrivalKey, default: 0]
+            let due = state.arrivals.filter { $0.value.token == record.arrivalKey && $0.value.count <= seen }
             for id in due.keys { state.arrivals.removeValue(forKey: id) }
             return due.values.map(\.continuation)
         }
@@ -163,7 +178,7 @@ final class SimulatorCore: Sendable {
 
 
     /// Takes one use of the first matching fault.
-    private func consume(where matches: (APNsSimulatorFault) -> Bool) -> APNsSimulatorFault? {
+    func consume(where matches: (APNsSimulatorFault) -> Bool) -> APNsSimulatorFault? {
         state.withLock { state in
             guard let index = state.faults.firstIndex(where: { $0.remaining > 0 && matches($0.fault) }) else {
                 return nil
@@ -228,6 +243,11 @@ final class SimulatorCore: Sendable {
         let goAway = consume(where: { if case .goAway = $0 { true } else { false } }) != nil
         if goAway { record.detail = "fault: goaway" }
 
+        if exchange.path.hasPrefix("/1/") || exchange.path.hasPrefix("/4/") {
+            let answer = answerChannelTraffic(exchange, connection: connection, record: &record)
+            return finish(record, status: answer.status, headers: answer.headers, body: answer.body, wait: wait, goAway: goAway)
+        }
+
         var status = 200
         var headers: [(String, String)] = [("apns-id", record.apnsID)]
         var body: [String: Any]?
@@ -256,13 +276,24 @@ final class SimulatorCore: Sendable {
                 if let retryAfter { headers.append(("retry-after", String(retryAfter))) }
             }
         }
+        return finish(record, status: status, headers: headers, body: body, wait: wait, goAway: goAway)
+    }
+
+    /// Records the request with its answer and encodes the answer.
+    private func finish(
+        _ record: APNsSimulatorRecord, status: Int, headers: [(String, String)], body: [String: Any]?, wait: Wait?,
+        goAway: Bool
+    ) -> Reply {
+        var record = record
+        var headers = headers
         record.status = status
         self.record(record)
         logger.debug(
             "APNs simulator answered",
             metadata: [
-                "apns.token": "\(record.deviceToken.prefix(8))…", "apns.status": "\(status)",
-                "apns.reason": "\(record.reason ?? "")", "apns.push_type": "\(record.pushType ?? "")",
+                "apns.token": "\(record.deviceToken.prefix(8))…", "apns.channel_id": "\(record.channelID ?? "")",
+                "apns.status": "\(status)", "apns.reason": "\(record.reason ?? "")",
+                "apns.push_type": "\(record.pushType ?? "")",
             ])
 
         var data = Data()
@@ -277,30 +308,12 @@ final class SimulatorCore: Sendable {
     private func evaluate(
         _ exchange: SimulatorExchange, connection: SimulatorConnection, record: inout APNsSimulatorRecord
     ) -> Result<Void, APNsRequestValidator.Refusal> {
-        typealias Refusal = APNsRequestValidator.Refusal
         switch validator.deviceToken(method: exchange.method, path: exchange.path) {
         case .failure(let refusal): return .failure(refusal)
         case .success(let token): record.deviceToken = token
         }
         if case .failure(let refusal) = validator.checkHeaders(exchange) { return .failure(refusal) }
-
-        switch verifier.verify(authorization: exchange.header("authorization"), now: exchange.receivedAt) {
-        case .failure(.missing):
-            return .failure(Refusal(403, "MissingProviderToken", "no authorization header"))
-        case .failure(.invalid(let detail, let claims)):
-            note(claims, in: &record)
-            return .failure(Refusal(403, "InvalidProviderToken", detail))
-        case .failure(.expired(let claims)):
-            note(claims, in: &record)
-            return .failure(Refusal(403, "ExpiredProviderToken", "iat is more than an hour old"))
-        case .success(let claims):
-            note(claims, in: &record)
-            guard connection.adopt(claims.fingerprint, now: exchange.receivedAt) else {
-                return .failure(
-                    Refusal(429, "TooManyProviderTokenUpdates", "the connection changed tokens twice within 20 minutes")
-                )
-            }
-        }
+        if let refusal = authorize(exchange, connection: connection, record: &record) { return .failure(refusal) }
 
         let pushType: String
         switch validator.checkAPNsHeaders(exchange) {
@@ -308,6 +321,29 @@ final class SimulatorCore: Sendable {
         case .success(let checked): pushType = checked
         }
         return validator.checkBody(exchange.body, pushType: pushType)
+    }
+
+    /// The provider token, checked the same way for every route: nil when it is good.
+    func authorize(
+        _ exchange: SimulatorExchange, connection: SimulatorConnection, record: inout APNsSimulatorRecord
+    ) -> APNsRequestValidator.Refusal? {
+        typealias Refusal = APNsRequestValidator.Refusal
+        switch verifier.verify(authorization: exchange.header("authorization"), now: exchange.receivedAt) {
+        case .failure(.missing):
+            return Refusal(403, "MissingProviderToken", "no authorization header")
+        case .failure(.invalid(let detail, let claims)):
+            note(claims, in: &record)
+            return Refusal(403, "InvalidProviderToken", detail)
+        case .failure(.expired(let claims)):
+            note(claims, in: &record)
+            return Refusal(403, "ExpiredProviderToken", "iat is more than an hour old")
+        case .success(let claims):
+            note(claims, in: &record)
+            guard connection.adopt(claims.fingerprint, now: exchange.receivedAt) else {
+                return Refusal(429, "TooManyProviderTokenUpdates", "the connection changed tokens twice within 20 minutes")
+            }
+            return nil
+        }
     }
 
     private func note(_ claims: ProviderTokenVerifier.Claims?, in record: inout APNsSimulatorRecord) {

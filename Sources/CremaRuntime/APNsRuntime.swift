@@ -46,15 +46,17 @@ public struct APNsRuntime: Sendable {
             let client = try APNsClient(
                 configuration: .singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile), logger: logger, clock: clock)
             return APNsRuntime(client: client, signingKey: key, simulator: simulator, bundleID: bundleID)
-        case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile):
+        case .apple(let keyFile, let keyID, let teamID, let bundleID, let url, let caFile, let broadcastURL, let channelsURL):
             let key: APNsSigningKey
             do {
                 key = try APNsSigningKey(contentsOf: keyFile, keyID: keyID, teamID: teamID)
             } catch {
                 throw StartupError.configuration("CREMA_APNS_KEY_FILE \(keyFile): \(error)")
             }
-            let configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
+            var configuration = url.map { APNsClientConfiguration.singleServer($0, extraTrustRootsPEMFile: caFile) }
                 ?? APNsClientConfiguration(extraTrustRootsPEMFile: caFile)
+            if let broadcastURL { configuration.sendBroadcasts(to: broadcastURL) }
+            if let channelsURL { configuration.manageChannels(at: channelsURL) }
             return APNsRuntime(
                 client: try APNsClient(configuration: configuration, logger: logger, clock: clock), signingKey: key, simulator: nil, bundleID: bundleID)
         }

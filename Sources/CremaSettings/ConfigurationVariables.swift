@@ -28,6 +28,8 @@ public enum ConfigurationVariables {
         .init(name: "CREMA_APNS_TEAM_ID", meaning: "your Team ID", unset: "required with a key"),
         .init(name: "CREMA_APNS_TOPIC", meaning: "the app's bundle ID", unset: "cafe.crema.example with the simulator; required with a key"),
         .init(name: "CREMA_APNS_URL", meaning: "send every push to this server", unset: "Apple's hosts by token environment"),
+        .init(name: "CREMA_APNS_BROADCAST_URL", meaning: "send broadcasts of both environments to this server", unset: "CREMA_APNS_URL, else Apple's push host by channel environment"),
+        .init(name: "CREMA_APNS_CHANNELS_URL", meaning: "manage broadcast channels of both environments at this server", unset: "CREMA_APNS_URL, else Apple's api-manage-broadcast host by environment"),
         .init(name: "CREMA_APNS_CA_FILE", meaning: "extra PEM trust roots for CREMA_APNS_URL", unset: "the system's"),
         .init(name: "CREMA_CUSTOMER_JWT_KEYS", meaning: "keys verifying the default tenant's customer tokens (hs256:… or es256:<PEM path>)", unset: "customer tokens refused"),
         .init(name: "CREMA_CUSTOMER_JWT_ISSUER", meaning: "the iss a customer token must carry", unset: "required with the keys"),

@@ -148,12 +148,16 @@ public enum APNsSettings: Sendable, Equatable {
     /// No Apple key configured: the built-in simulator, in-process, with a key generated for it.
     case simulator(bundleID: String)
     /// A `.p8` key: Apple's production and sandbox hosts by token environment, or everything to `url`
-    /// (a simulator or proxy) trusting `caFile` in addition to the system roots.
-    case apple(keyFile: String, keyID: String, teamID: String, bundleID: String, url: URL?, caFile: String?)
+    /// (a simulator or proxy) trusting `caFile` in addition to the system roots. `broadcastURL` and `channelsURL`
+    /// (`CREMA_APNS_BROADCAST_URL`, `CREMA_APNS_CHANNELS_URL`) move broadcasts and channel management of both
+    /// environments elsewhere; unset, they follow `url`, or Apple's hosts for the environment.
+    case apple(
+        keyFile: String, keyID: String, teamID: String, bundleID: String, url: URL?, caFile: String?,
+        broadcastURL: URL? = nil, channelsURL: URL? = nil)
 
     public var bundleID: String {
         switch self {
-        case .simulator(let bundleID), .apple(_, _, _, let bundleID, _, _): bundleID
+        case .simulator(let bundleID), .apple(_, _, _, let bundleID, _, _, _, _): bundleID
         }
     }
 
@@ -161,8 +165,8 @@ public enum APNsSettings: Sendable, Equatable {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let topic = value("CREMA_APNS_TOPIC")
         guard let keyFile = value("CREMA_APNS_KEY_FILE") else {
-            if value("CREMA_APNS_URL") != nil {
-                throw .invalid("CREMA_APNS_URL", "set, but CREMA_APNS_KEY_FILE is not: a server other than the built-in simulator needs a signing key")
+            for name in ["CREMA_APNS_URL", "CREMA_APNS_BROADCAST_URL", "CREMA_APNS_CHANNELS_URL"] where value(name) != nil {
+                throw .invalid(name, "set, but CREMA_APNS_KEY_FILE is not: a server other than the built-in simulator needs a signing key")
             }
             self = .simulator(bundleID: topic ?? DeliveryPolicy.exampleBundleID)
             return
@@ -170,14 +174,17 @@ public enum APNsSettings: Sendable, Equatable {
         guard let keyID = value("CREMA_APNS_KEY_ID") else { throw .invalid("CREMA_APNS_KEY_ID", "missing (the 10-character Key ID of the .p8 key)") }
         guard let teamID = value("CREMA_APNS_TEAM_ID") else { throw .invalid("CREMA_APNS_TEAM_ID", "missing (the 10-character Team ID)") }
         guard let topic else { throw .invalid("CREMA_APNS_TOPIC", "missing (the app's bundle ID)") }
-        var url: URL?
-        if let text = value("CREMA_APNS_URL") {
+        func httpsURL(_ name: String) throws(ConfigurationError) -> URL? {
+            guard let text = value(name) else { return nil }
             guard let parsed = URL(string: text), parsed.scheme == "https", parsed.host != nil else {
-                throw .invalid("CREMA_APNS_URL", "must be an https:// URL")
+                throw .invalid(name, "must be an https:// URL")
             }
-            url = parsed
+            return parsed
         }
-        self = .apple(keyFile: keyFile, keyID: keyID, teamID: teamID, bundleID: topic, url: url, caFile: value("CREMA_APNS_CA_FILE"))
+        self = .apple(
+            keyFile: keyFile, keyID: keyID, teamID: teamID, bundleID: topic, url: try httpsURL("CREMA_APNS_URL"),
+            caFile: value("CREMA_APNS_CA_FILE"), broadcastURL: try httpsURL("CREMA_APNS_BROADCAST_URL"),
+            channelsURL: try httpsURL("CREMA_APNS_CHANNELS_URL"))
     }
 }
 

@@ -20,6 +20,8 @@ extension Crema {
                 The simulator answers POST /3/device/<token> exactly as APNs would (status and reason), checking the \
                 JWT, headers, topic suffixes and Live Activity / widget / alert payload rules, and records every \
                 request. It writes a self-signed certificate to --dir/ca.pem (trust it with CREMA_APNS_CA_FILE).
+                It also speaks broadcast: channel management (/1/apps/<bundle>/channels, .../all-channels) and \
+                POST /4/broadcasts/apps/<bundle>, with Apple's checks and reasons (docs/apns.md §5.6).
 
                 Without --key-file it creates (or reuses) a signing key --dir/AuthKey_<KEY-ID>.p8 and prints the \
                 environment lines that point `crema serve` at it.
@@ -30,7 +32,8 @@ extension Crema {
 
                 Control API on the same port, no JWT, HTTP/1.1 or HTTP/2:
                   GET    /sim/health
-                  GET    /sim/requests[?token=<hex>]   (oldest first)
+                  GET    /sim/requests[?token=<hex>|?channel=<id>]   (oldest first)
+                  GET    /sim/channels   (every app's broadcast channels)
                   DELETE /sim/requests
                   GET    /sim/faults
                   POST   /sim/faults   (one fault as JSON, see below)
@@ -44,6 +47,10 @@ extension Crema {
                   {"type":"hold","count":1,"token":"<hex or omit for any>"}   (until POST /sim/release)
                   {"type":"drop_connection","count":1}
                   {"type":"goaway","count":1}   (answer, then GOAWAY and close the connection)
+                  {"type":"forget_channel","channel":"<id>"}   (APNs lost the channel)
+                  {"type":"broadcast_status","status":429,"reason":"TooManyRequests",
+                   "retry_after":5,"count":1,"channel":"<id or omit for any>"}
+                  {"type":"feature_not_enabled","bundle_id":"<bundle>"}   (until DELETE /sim/faults)
                 Example:
                   curl --cacert .crema/apns-sim/ca.pem \\
                     https://127.0.0.1:2197/sim/requests

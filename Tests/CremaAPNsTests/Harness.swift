@@ -26,10 +26,12 @@ struct Harness {
     let directory: String
     let logger: Logger
 
-    /// `otherKeys` are accepted beside ``key`` (each for its own team); `bundleIDs` are the apps topics may name.
+    /// `otherKeys` are accepted beside ``key`` (each for its own team); `bundleIDs` are the apps topics may name;
+    /// `maxChannelsPerApp` is the simulator's broadcast-channel limit.
     static func with(
         bundleIDs: Set<String> = [Harness.bundleID],
         otherKeys: [APNsSigningKey] = [],
+        maxChannelsPerApp: Int = 10_000,
         _ body: (Harness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -39,7 +41,8 @@ struct Harness {
         logger.logLevel = .critical
         let simulator = try await APNsSimulator.start(
             APNsSimulatorConfiguration(
-                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs, clock: .system),
+                directory: directory, keys: ([key] + otherKeys).map(Self.accepted), bundleIDs: bundleIDs,
+                maxChannelsPerApp: maxChannelsPerApp, clock: .system),
             logger: logger)
         let harness = Harness(simulator: simulator, key: key, directory: directory, logger: logger)
         do {
@@ -61,10 +64,12 @@ struct Harness {
         requestTimeout: Duration = .seconds(60),
         retriesFailedConnections: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() },
+        configure: (inout APNsClientConfiguration) -> Void = { _ in },
         _ body: (APNsClient) async throws -> T
     ) async throws -> T {
         var configuration = APNsClientConfiguration.singleServer(
             simulator.baseURL, extraTrustRootsPEMFile: trustCA ? simulator.caFile : nil)
+        configure(&configuration)
         configuration.requestTimeout = requestTimeout
         configuration.tokenLifetime = tokenLifetime
         // A loaded test machine can take seconds to connect to the in-process simulator; 5 s is for Apple's servers.
@@ -147,6 +152,22 @@ struct Harness {
         case .widgets:
             Data(#"{"aps":{"content-changed":true}}"#.utf8)
         }
+    }
+
+    /// A Live Activity update or end as a broadcast carries it.
+    static func broadcastBody(event: String = "update", padding: Int = 0) -> Data {
+        Data(
+            #"{"aps":{"timestamp":1732250000,"event":"\#(event)","content-state":{"nowServing":[41,42],"note":"\#(String(repeating: "x", count: padding))"}}}"#
+                .utf8)
+    }
+
+    static func broadcast(
+        channelID: String, bundleID: String = Harness.bundleID, priority: Int = 10, expiration: Date? = nil,
+        body: Data = broadcastBody()
+    ) -> APNsBroadcastRequest {
+        APNsBroadcastRequest(
+            channelID: channelID, environment: .sandbox, bundleID: bundleID, priority: priority, expiration: expiration,
+            requestID: UUID(), body: body)
     }
 
     static func request(

@@ -23,6 +23,9 @@ struct APNsConnector: Sendable {
             HTTP2Setting(parameter: .enablePush, value: 0),
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+            // Room for the largest answer read (an `all-channels` list) in one stream window: the client sends no
+            // stream-level WINDOW_UPDATE. The connection window still caps what is in flight at once.
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         ]
         configuration.maximumRecentlyResetStreams = 1_024
         return configuration

@@ -36,9 +36,10 @@ struct APNsStreamStateMachine<Waiter> {
         case closed
     }
 
-    /// The largest answer body read; APNs' are a few dozen bytes. Below a stream's 64 KiB window, so a server
+    /// The largest answer body read. A push's answer is a few dozen bytes, but `all-channels` lists up to 10,000
+    /// channel ids (about 270 KB). Not above the stream window the client announces (``APNsConnector``), so a server
     /// that sends more is reset rather than left waiting for a window update that never comes.
-    static var maxBodyBytes: Int { 16 * 1024 }
+    static var maxBodyBytes: Int { 1 << 20 }
 
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var phase = Phase.open
