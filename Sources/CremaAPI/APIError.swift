@@ -66,6 +66,8 @@ public enum APIError: Error, Sendable, Equatable {
     /// Another request with the key was still being performed when the wait for it ended (administrative and webhook
     /// POSTs, which claim their key first: `IdempotencyGate`).
     case idempotencyInProgress
+    /// A store's broadcast channel request refused (docs/broadcast.md).
+    case broadcast(BroadcastRefusal)
     case payloadTooLarge(limit: Int)
     /// A count limit of the caller's tenant (docs/limits.md) would be passed: 409, `details.limit` names it.
     case limitReached(LimitName, limit: Int)
@@ -114,6 +116,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .order(let error): error.code
         case .idempotencyMismatch: "idempotency_mismatch"
         case .idempotencyInProgress: "idempotency_in_progress"
+        case .broadcast(let refusal): refusal.code
         case .payloadTooLarge: "payload_too_large"
         case .limitReached: "limit_reached"
         case .rateLimited: "rate_limited"
@@ -137,6 +140,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .invalidAPNsKey: 422
         case .methodNotAllowed: 405
         case .order(.invalidTransition), .order(.versionConflict), .idempotencyInProgress: 409
+        case .broadcast(let refusal): refusal.statusCode
         case .order(.invalidValue), .idempotencyMismatch: 422
         case .payloadTooLarge: 413
         case .limitReached: 409
@@ -203,6 +207,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .idempotencyMismatch: "This Idempotency-Key was already used for a different request; use a new key."
         case .idempotencyInProgress:
             "A request with this Idempotency-Key is still being performed: retry after the Retry-After delay with the same key for its answer."
+        case .broadcast(let refusal): refusal.message
         case .payloadTooLarge(let limit): "The request body is larger than \(limit / 1024) KiB."
         case .limitReached(let name, let limit):
             switch name {
@@ -244,6 +249,9 @@ public enum APIError: Error, Sendable, Equatable {
         case .limitReached(let name, let limit): ["limit": .string(name.rawValue), "value": .number(Double(limit))]
         case .rateLimited(let seconds): ["limit": .string(LimitName.rate.rawValue), "retry_after_seconds": .number(Double(seconds))]
         case .methodNotAllowed(let allowed): ["allowed_methods": .array(allowed.map(JSONValue.string))]
+        case .broadcast(.storageConflict(let current)): ["storage": .string(current)]
+        case .broadcast(.bundleRequired(let apps)): ["bundle_ids": .array(apps.map(JSONValue.string))]
+        case .broadcast(.apnsRefused(let status, let reason)): ["apns_status": .number(Double(status)), "apns_reason": .string(reason)]
         default: [:]
         }
     }

@@ -59,6 +59,7 @@ public struct CremaProcess: Sendable {
         public var limits = TenantLimits.defaults
         public var retentionDays = CremaConfiguration.defaultRetentionDays
         public var dispatcher = DispatcherConfiguration()
+        public var broadcastDispatcher = BroadcastDispatcher.Configuration()
         public var webhookDispatcher = WebhookDispatcherConfiguration()
         /// The rules webhook registration and sending follow (timeouts, address checks).
         public var webhookPolicy = WebhookPolicy()
@@ -87,6 +88,9 @@ public struct CremaProcess: Sendable {
     /// The keys this process signs pushes with; nil when it sends none.
     public let keyring: SigningKeyring?
     public let dispatcher: Dispatcher?
+    /// Stores' boards on APNs broadcast channels, as the API serves them (channel management needs `apns`).
+    public let broadcasts: BroadcastService
+    public let broadcastDispatcher: BroadcastDispatcher?
     public let webhookDispatcher: WebhookDispatcher?
     public let sweeper: LifecycleSweeper?
     /// Every long-lived part in start order; ServiceLifecycle stops them in reverse.
@@ -123,6 +127,19 @@ public struct CremaProcess: Sendable {
         }
         self.keyring = keyring
         self.dispatcher = dispatcher
+        var channels: APNsBroadcastChannels?
+        if let apns = setup.apns, let keyring { channels = APNsBroadcastChannels(client: apns.client, keyring: keyring) }
+        let broadcasts = BroadcastService(
+            database: database, channels: channels, idempotency: idempotency, defaultBundleID: setup.defaultBundleID, clock: setup.clock,
+            makeID: setup.makeID)
+        self.broadcasts = broadcasts
+        if let apns = setup.apns, let keyring, let channels {
+            broadcastDispatcher = BroadcastDispatcher(
+                service: broadcasts, channels: channels, client: apns.client, keyring: keyring, configuration: setup.broadcastDispatcher,
+                clock: setup.clock, registry: setup.registry, logger: logger)
+        } else {
+            broadcastDispatcher = nil
+        }
 
         var webhookDispatcher: WebhookDispatcher?
         if setup.workers.contains(.webhooks) {
@@ -152,6 +169,7 @@ public struct CremaProcess: Sendable {
         services.append(changes)
         if setup.workers.contains(.idempotency) { services.append(IdempotencyJanitor(idempotency: database.idempotency, clock: setup.clock, logger: logger)) }
         if let dispatcher { services.append(dispatcher) }
+        if let broadcastDispatcher { services.append(broadcastDispatcher) }
         if let webhookDispatcher { services.append(webhookDispatcher) }
         if let sweeper { services.append(sweeper) }
         self.services = services

@@ -38,6 +38,8 @@ public enum CremaApplication {
         public var apnsKeysChanged: @Sendable () async -> Void = {}
         /// Webhook endpoints, as the API registers and lists them.
         public var webhooks: WebhookService
+        /// Stores' boards on APNs broadcast channels (docs/broadcast.md).
+        public var broadcasts: BroadcastService
         /// Every API key's and customer's request allowance (docs/limits.md), at the rates of `service.limits`.
         public var rateLimiter = RequestRateLimiter()
         /// Generated API keys as last read (a few seconds), shared by authentication and the routes that revoke them.
@@ -48,8 +50,8 @@ public enum CremaApplication {
 
         /// The parts come from `CremaProcess` (its pool, order service, administration and webhooks).
         public init(
-            pool: PostgresPool, service: OrderService, admin: AdminService, webhooks: WebhookService, migrator: Migrator, keys: APIKeys,
-            registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
+            pool: PostgresPool, service: OrderService, admin: AdminService, webhooks: WebhookService, broadcasts: BroadcastService,
+            migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
         ) {
             self.streamHub = streamHub
                 ?? StreamHub(changes: service.database.changes, stream: service.database.stream, clock: service.clock, logger: Logger(label: "crema.stream"))
@@ -60,6 +62,7 @@ public enum CremaApplication {
             self.registry = registry
             self.admin = admin
             self.webhooks = webhooks
+            self.broadcasts = broadcasts
         }
     }
 
@@ -92,6 +95,7 @@ public enum CremaApplication {
             heartbeat: dependencies.streamHeartbeat
         ).register(on: router)
         BoardRoutes().register(on: router)
+        BroadcastRoutes(broadcasts: dependencies.broadcasts, service: dependencies.service).register(on: router)
         AdminRoutes(
             admin: dependencies.admin, apnsKeysChanged: dependencies.apnsKeysChanged, customerTokensChanged: { await customers.reload() },
             limits: dependencies.service.limits, apiKeyCache: dependencies.apiKeyCache

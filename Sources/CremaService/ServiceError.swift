@@ -1,3 +1,5 @@
+public import CremaAPI
+
 /// Why an administrative, store or webhook operation was refused, in the application layer's own words: no HTTP
 /// status here. `code` is the stable machine-readable code the API answers with; the server maps each case to its
 /// `APIError` (status, message, details) at the edge (`APIError+HTTP.swift` in CremaServer), so the wire is the same
@@ -29,6 +31,8 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// Another request with the Idempotency-Key was still being performed when the wait for it ended
     /// (`IdempotencyGate.longestWait`): the same request sent again later gets its answer.
     case idempotencyInProgress
+    /// A store's broadcast channel request refused (docs/broadcast.md).
+    case broadcast(BroadcastRefusal)
 
     public var code: String {
         switch self {
@@ -46,6 +50,7 @@ public enum ServiceError: Error, Sendable, Equatable {
         case .webhookDeliveryNotDead: "webhook_delivery_not_dead"
         case .webhookDisabled: "webhook_disabled"
         case .idempotencyInProgress: "idempotency_in_progress"
+        case .broadcast(let refusal): refusal.code
         }
     }
 }

@@ -36,6 +36,9 @@ struct DeliveryHarness: Sendable {
     let registry: PrometheusCollectorRegistry
     /// The dispatchers' keyrings (one per dispatcher, as one per process).
     let keyrings: [SigningKeyring]
+    /// The first process's store-board broadcaster, driven by the test (`sendDue`, `reconcile`) rather than left to
+    /// poll on the harness's clock.
+    let broadcaster: BroadcastDispatcher
     /// Starts the dispatchers of a harness run with `dispatchHeld` (a no-op otherwise), so a test can build up a
     /// backlog and have it claimed in one go.
     let startDispatching: @Sendable () -> Void
@@ -101,10 +104,12 @@ struct DeliveryHarness: Sendable {
                 dependencies.apnsKeysChanged = { for keyring in keyrings { try? await keyring.reload() } }
                 // The dispatchers start when the test says (`dispatchHeld`), and the APNs client is the harness's to close;
                 // every other service of each process runs from the start, the first process's with the API.
-                dependencies.processServices = processes[0].services.filter { !($0 is Dispatcher) && !($0 is APNsService) }
+                dependencies.processServices = processes[0].services.filter {
+                    !($0 is Dispatcher) && !($0 is APNsService) && !($0 is BroadcastDispatcher)
+                }
                 let running = RunningTasks()
                 for process in processes.dropFirst() {
-                    let services = process.services.filter { !($0 is Dispatcher) && !($0 is APNsService) }
+                    let services = process.services.filter { !($0 is Dispatcher) && !($0 is APNsService) && !($0 is BroadcastDispatcher) }
                     running.add(Task { try await ServiceGroup(configuration: .init(services: services, logger: logger)).run() })
                 }
                 let dispatchersToStart = processes.compactMap(\.dispatcher)
@@ -118,7 +123,7 @@ struct DeliveryHarness: Sendable {
                 try await app.test(.router) { http in
                     try await body(DeliveryHarness(
                         api: APIClient(client: http), db: db, simulator: simulator, clock: clock, registry: registry, keyrings: keyrings,
-                        startDispatching: startDispatching))
+                        broadcaster: try #require(processes[0].broadcastDispatcher), startDispatching: startDispatching))
                 }
                 await running.stop()
             }

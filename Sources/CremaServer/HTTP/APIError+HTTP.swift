@@ -58,6 +58,7 @@ extension APIError {
         case .webhookDeliveryNotDead(let state): self = .webhookDeliveryNotDead(state: state)
         case .webhookDisabled: self = .webhookDisabled
         case .idempotencyInProgress: self = .idempotencyInProgress
+        case .broadcast(let refusal): self = .broadcast(refusal)
         }
     }
 }

@@ -74,14 +74,15 @@ public struct BroadcastRepository: Repository {
         }
     }
 
-    /// Every channel Crema keeps for one app and environment (the reconciliation's side of the comparison).
-    public func channels(tenant: String, bundleID: String, environment: String) async throws(StoreError) -> [StoreChannelRecord] {
+    /// Every channel Crema keeps for a bundle id and environment, in every tenant (the reconciliation's side of the
+    /// comparison: a bundle id registered by two tenants is one app at Apple).
+    public func channels(bundleID: String, environment: String) async throws(StoreError) -> [StoreChannelRecord] {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
                     SELECT \(unescaped: Self.columns) FROM store_channels
-                    WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID) AND environment = \(environment)
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment)
                     """
                 ).map(Self.channel(from:))
             }

@@ -16,8 +16,8 @@ CREATE TABLE store_channels (
     last_reason        text,
     broadcasts         bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, store_id),
-    FOREIGN KEY (tenant_id, store_id) REFERENCES stores (tenant_id, store_id),
-    FOREIGN KEY (tenant_id, bundle_id) REFERENCES apps (tenant_id, bundle_id)
+    -- No key to apps: the default tenant's app may be only configured (CREMA_APNS_TOPIC), not registered.
+    FOREIGN KEY (tenant_id, store_id) REFERENCES stores (tenant_id, store_id)
 );
 CREATE UNIQUE INDEX store_channels_channel ON store_channels (environment, bundle_id, channel_id);
 

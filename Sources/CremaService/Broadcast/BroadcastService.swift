@@ -1,0 +1,154 @@
+public import CremaAPI
+public import CremaClock
+public import CremaCore
+public import CremaStore
+public import Foundation
+
+/// A store's pickup board on an APNs broadcast channel: enabled, read and disabled by the store's POS, announced on
+/// by its staff, and read by customers' apps to subscribe (docs/broadcast.md). The channel is created and deleted at
+/// APNs here, synchronously, so the answer says what Apple did; the broadcasts themselves go through the outbox.
+public struct BroadcastService: Sendable {
+    public let database: CremaDatabase
+    /// APNs' channel management; nil in a process that sends no pushes (its routes answer `broadcast_unavailable`).
+    public let channels: (any BroadcastChannels)?
+    /// The process's one gate for POSTs outside the order commands (announcements).
+    public let idempotency: IdempotencyGate
+    let defaultBundleID: String?
+    let clock: CremaClock
+    let makeID: @Sendable () -> UUID
+
+    public init(
+        database: CremaDatabase, channels: (any BroadcastChannels)?, idempotency: IdempotencyGate, defaultBundleID: String?,
+        clock: CremaClock, makeID: @escaping @Sendable () -> UUID = UUID.init
+    ) {
+        self.database = database
+        self.channels = channels
+        self.idempotency = idempotency
+        self.defaultBundleID = defaultBundleID
+        self.clock = clock
+        self.makeID = makeID
+    }
+
+    /// Puts the store's board on a channel: creates it at APNs once; the same request again answers the same channel.
+    public func enable(store: String, _ request: BroadcastPutRequest, in scope: TenantScope) async throws -> BroadcastResponse {
+        guard ["none", "latest"].contains(request.storage) else {
+            throw ServiceError.invalidValue(field: "storage", reason: "must be \"none\" or \"latest\"")
+        }
+        let environment = request.environment ?? "production"
+        guard ["sandbox", "production"].contains(environment) else {
+            throw ServiceError.invalidValue(field: "environment", reason: "must be \"sandbox\" or \"production\"")
+        }
+        guard try await database.stores.store(id: store, in: scope) != nil else { throw StoreError.unknownStore(store) }
+        if let existing = try await database.broadcasts.channel(store: store, tenant: scope.tenant) {
+            guard existing.storage == request.storage else { throw ServiceError.broadcast(.storageConflict(current: existing.storage)) }
+            return try await response(existing)
+        }
+        guard let channels else { throw ServiceError.broadcast(.unavailable) }
+        let bundleID = try await app(named: request.bundleID, tenant: scope.tenant)
+        let id = try await Self.refusing { () throws(BroadcastRefusal) in
+            try await channels.create(tenant: scope.tenant, bundleID: bundleID, environment: environment, storage: request.storage)
+        }
+        let now = clock.now
+        let (kept, inserted) = try await database.broadcasts.insert(
+            StoreChannelRecord(
+                tenantID: scope.tenant, storeID: store, bundleID: bundleID, environment: environment, storage: request.storage,
+                channelID: id, createdAt: now))
+        if !inserted {
+            // Another request enabled the store first: its channel stays, this one goes (or the reconciliation takes it).
+            try? await channels.delete(id, tenant: scope.tenant, bundleID: bundleID, environment: environment)
+        } else {
+            // A new channel starts with the board as it is now.
+            try await database.broadcasts.queueBoard(store: store, tenant: scope.tenant, change: BoardChange(priority: 5), at: now)
+        }
+        return try await response(kept)
+    }
+
+    /// The store's channel and its board now.
+    public func read(store: String, in scope: TenantScope) async throws -> BroadcastResponse {
+        guard scope.includes(store: store), let channel = try await database.broadcasts.channel(store: store, tenant: scope.tenant) else {
+            throw ServiceError.broadcast(.notEnabled)
+        }
+        return try await response(channel)
+    }
+
+    /// Deletes the store's channel at APNs, then forgets it; nothing changes when APNs cannot be reached.
+    public func disable(store: String, in scope: TenantScope) async throws {
+        guard scope.includes(store: store), let channel = try await database.broadcasts.channel(store: store, tenant: scope.tenant) else {
+            throw ServiceError.broadcast(.notEnabled)
+        }
+        guard let channels else { throw ServiceError.broadcast(.unavailable) }
+        try await Self.refusing { () throws(BroadcastRefusal) in
+            try await channels.delete(channel.channelID, tenant: scope.tenant, bundleID: channel.bundleID, environment: channel.environment)
+        }
+        _ = try await database.broadcasts.delete(store: store, tenant: scope.tenant)
+    }
+
+    /// Keeps an announcement for the store's board (shown to everyone following it until `until`).
+    public func announce(store: String, _ request: AnnouncementRequest, in scope: TenantScope) async throws -> AnnouncementResponse {
+        let message = request.message.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !message.isEmpty, request.message.count <= StoreAnnouncement.maxCharacters,
+            !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw ServiceError.invalidValue(
+                field: "message", reason: "must be 1–\(StoreAnnouncement.maxCharacters) characters without control characters")
+        }
+        guard let until = WireCoding.parseRFC3339(request.until) else {
+            throw ServiceError.invalidField(field: "until", reason: "must be an RFC 3339 date-time")
+        }
+        let now = clock.now
+        guard until > now, until.timeIntervalSince(now) <= StoreAnnouncement.maxDuration else {
+            throw ServiceError.invalidValue(field: "until", reason: "must be in the future, at most 24 hours ahead")
+        }
+        guard scope.includes(store: store) else { throw StoreError.unknownStore(store) }
+        let kept = try await database.broadcasts.announce(store: store, tenant: scope.tenant, id: makeID(), message: message, until: until, at: now)
+        return AnnouncementResponse(
+            storeID: store, message: kept.message, until: WireCoding.rfc3339(kept.until), createdAt: WireCoding.rfc3339(kept.createdAt))
+    }
+
+    /// What a customer's app subscribes with: the channel and the board's attributes and state now.
+    public func customerBoard(store: String, tenant: String) async throws -> CustomerBroadcastResponse {
+        guard let channel = try await database.broadcasts.channel(store: store, tenant: tenant) else {
+            throw ServiceError.broadcast(.notEnabled)
+        }
+        let board = try await self.board(store: store, tenant: tenant)
+        return CustomerBroadcastResponse(
+            channelID: channel.channelID, environment: channel.environment, attributes: board.attributes, contentState: board.contentState)
+    }
+
+    /// The store's board now, as a broadcast would carry it.
+    public func board(store: String, tenant: String) async throws -> StoreBoard {
+        let now = clock.now
+        guard let inputs = try await database.broadcasts.board(store: store, tenant: tenant, now: now) else {
+            throw StoreError.unknownStore(store)
+        }
+        return StoreBoard(store: store, inputs: inputs, now: now)
+    }
+
+    private func response(_ channel: StoreChannelRecord) async throws -> BroadcastResponse {
+        let board = try await board(store: channel.storeID, tenant: channel.tenantID)
+        return BroadcastResponse(
+            storeID: channel.storeID, channelID: channel.channelID, bundleID: channel.bundleID, environment: channel.environment,
+            storage: channel.storage, state: channel.recreations > 0 ? "recreated" : "active", createdAt: WireCoding.rfc3339(channel.createdAt),
+            recreations: channel.recreations, lastBroadcastAt: channel.lastBroadcastAt.map(WireCoding.rfc3339), lastStatus: channel.lastStatus,
+            lastReason: channel.lastReason, broadcasts: channel.broadcasts, contentState: board.contentState)
+    }
+
+    /// The app whose channel this is: the one named, or the tenant's only app (the configured one for `default`).
+    private func app(named bundleID: String?, tenant: String) async throws -> String {
+        let apps = try await database.tenants.apps(tenant: tenant).map(\.bundleID).sorted()
+        if let bundleID {
+            guard apps.contains(bundleID) || (tenant == TenantScope.defaultTenantName && bundleID == defaultBundleID) else {
+                throw ServiceError.unknownApp(bundleID)
+            }
+            return bundleID
+        }
+        if apps.count == 1 { return apps[0] }
+        if apps.isEmpty, tenant == TenantScope.defaultTenantName, let defaultBundleID { return defaultBundleID }
+        if apps.isEmpty { throw StoreError.appRequired }
+        throw ServiceError.broadcast(.bundleRequired(apps))
+    }
+
+    private static func refusing<T>(_ body: () async throws(BroadcastRefusal) -> T) async throws(ServiceError) -> T {
+        do { return try await body() } catch { throw .broadcast(error) }
+    }
+}

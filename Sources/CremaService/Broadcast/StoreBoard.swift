@@ -1,0 +1,21 @@
+public import CremaAPNsProtocol
+import CremaCore
+public import CremaStore
+public import Foundation
+
+/// A store's board at one moment, projected once and read three ways: the broadcast body devices get, and the
+/// `content_state` and `attributes` the API shows, which are that body's own fields (so they cannot disagree).
+public struct StoreBoard: Sendable {
+    public var body: APNsBody
+    public var contentState: JSONValue
+    public var attributes: JSONValue
+
+    public init(store: String, inputs: BoardInputs, now: Date) {
+        let (attributes, state) = StoreBoardProjector.project(
+            storeID: store, storeName: inputs.storeName, orders: inputs.orders, announcements: inputs.announcements, now: now)
+        body = BoardBroadcastBody.make(state, staleDate: now.addingTimeInterval(BoardBroadcastBody.staleAfter))
+        let sent = (try? JSONDecoder().decode(JSONValue.self, from: body.json)) ?? .object([:])
+        contentState = sent["aps"]?["content-state"] ?? .object([:])
+        self.attributes = (try? JSONDecoder().decode(JSONValue.self, from: APNsPayload.encode(attributes))) ?? .object([:])
+    }
+}

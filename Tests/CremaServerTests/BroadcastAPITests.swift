@@ -1,0 +1,196 @@
+import CremaAPNsProtocol
+import CremaAPNsSimulator
+import CremaCore
+import CremaDelivery
+import CremaPostgres
+import CremaTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Issue #33's "done when" for the store board, end to end: the API, the channel created and deleted at the project's
+/// APNs simulator over HTTP/2 + TLS, order changes queued in their own transactions and broadcast by the real
+/// broadcaster through the real APNs client, and the simulator's own checks of every broadcast.
+@Suite("a store's board on an APNs broadcast channel", .serialized) struct BroadcastAPITests {
+    typealias H = DeliveryHarness
+
+    /// Creates the store and puts its board on a channel; returns the channel id.
+    static func enable(_ h: H, storage: String = "none") async throws -> String {
+        try await h.api.createStore()
+        let response = try await h.api.send(.put, "/v1/stores/market-st/broadcast", as: .pos, body: #"{"storage":"\#(storage)"}"#)
+        try #require(response.status == .ok, "\(response.text)")
+        return try #require(response.json["channel_id"] as? String)
+    }
+
+    /// Moves the clock past the settle time and sends what is due, as the broadcaster's loop would.
+    static func settle(_ h: H) async throws -> Int {
+        await h.clock.advance(BoardChange.settleSeconds + 0.001)
+        return try await h.broadcaster.sendDue()
+    }
+
+    /// The `aps` of each broadcast the simulator accepted on `channel`, in order.
+    static func broadcasts(_ h: H, _ channel: String) -> [(record: APNsSimulatorRecord, aps: [String: Any])] {
+        h.simulator.records(channel: channel).filter { $0.status == 200 }.map { record in
+            let object = (try? JSONSerialization.jsonObject(with: Data(record.body.utf8))) as? [String: Any]
+            return (record, object?["aps"] as? [String: Any] ?? [:])
+        }
+    }
+
+    @Test("enabling a store's board creates one channel at the simulator, and enabling it again answers the same one")
+    func enablingCreatesOneChannel() async throws {
+        try await H.run { h in
+            let id = try await Self.enable(h, storage: "latest")
+            let again = try await h.api.send(.put, "/v1/stores/market-st/broadcast", as: .pos, body: #"{"storage":"latest"}"#)
+            #expect(again.json["channel_id"] as? String == id)
+            let channels = h.simulator.channels()
+            #expect(channels.map(\.id) == [id])
+            #expect(channels.first?.bundleID == H.bundleID)
+            #expect(channels.first?.storage == .latest)
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .dashboard)
+            #expect(read.json["state"] as? String == "active")
+            #expect(read.json["environment"] as? String == "production")
+            let conflict = try await h.api.send(.put, "/v1/stores/market-st/broadcast", as: .pos, body: #"{"storage":"none"}"#)
+            #expect(conflict.status.code == 409)
+            #expect(conflict.errorCode == "broadcast_storage_conflict")
+            let bad = try await h.api.send(.put, "/v1/stores/other/broadcast", as: .pos, body: #"{"storage":"all"}"#)
+            #expect(bad.status.code == 422)
+            #expect(h.simulator.channels().count == 1)
+        }
+    }
+
+    @Test("a burst of order changes becomes one broadcast that passes the simulator's checks, and ready goes at priority 10")
+    func orderChangesBecomeBroadcasts() async throws {
+        try await H.run { h in
+            let channel = try await Self.enable(h)
+            let first = try await h.place(customer: "c-1")
+            _ = try await h.place(customer: "c-2")
+            try await h.event(first, #"{"type":"started","barista":"Sam"}"#)
+            #expect(try await Self.settle(h) == 1)
+            var sent = Self.broadcasts(h, channel)
+            try #require(sent.count == 1)
+            #expect(sent[0].record.priority == "5")
+            #expect(sent[0].record.expiration == "0")
+            #expect(sent[0].record.topic == nil)
+            #expect(sent[0].aps["event"] as? String == "update")
+            let state = try #require(sent[0].aps["content-state"] as? [String: Any])
+            #expect((state["preparing"] as? [Int])?.count == 2)
+            #expect((state["ready"] as? [Int]) == [])
+
+            try await h.event(first, #"{"type":"ready","pickup_point":"counter"}"#)
+            #expect(try await Self.settle(h) == 1)
+            sent = Self.broadcasts(h, channel)
+            try #require(sent.count == 2)
+            #expect(sent[1].record.priority == "10")
+            #expect(((sent[1].aps["content-state"] as? [String: Any])?["ready"] as? [Int])?.count == 1)
+            // Nothing changed since: nothing is due.
+            #expect(try await Self.settle(h) == 0)
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .pos)
+            #expect(read.json["broadcasts"] as? Int == 2)
+            #expect(read.json["last_status"] as? Int == 200)
+            #expect(h.simulator.records(channel: channel).allSatisfy { $0.status == 200 })
+        }
+    }
+
+    @Test("disabling a store's board deletes its channel at the simulator")
+    func disablingDeletesTheChannel() async throws {
+        try await H.run { h in
+            _ = try await Self.enable(h)
+            let deleted = try await h.api.send(.delete, "/v1/stores/market-st/broadcast", as: .pos)
+            #expect(deleted.status == .noContent)
+            #expect(h.simulator.channels().isEmpty)
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .pos)
+            #expect(read.status.code == 404)
+            #expect(read.errorCode == "broadcast_not_enabled")
+            // Orders at a store without a board queue nothing.
+            _ = try await h.place(customer: "c-1")
+            #expect(try await Self.settle(h) == 0)
+        }
+    }
+
+    @Test("a channel the simulator forgot is re-created on the next broadcast and reported")
+    func aForgottenChannelIsRecreated() async throws {
+        try await H.run { h in
+            let old = try await Self.enable(h)
+            #expect(try await Self.settle(h) == 1)
+            #expect(h.simulator.forgetChannel(old))
+            _ = try await h.place(customer: "c-1")
+            #expect(try await Self.settle(h) == 1)  // ChannelNotRegistered: a new channel, the board due again at once
+            #expect(try await h.broadcaster.sendDue() == 1)
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .pos)
+            let new = try #require(read.json["channel_id"] as? String)
+            #expect(new != old)
+            #expect(read.json["state"] as? String == "recreated")
+            #expect(read.json["recreations"] as? Int == 1)
+            #expect(h.simulator.channels().map(\.id) == [new])
+            #expect(Self.broadcasts(h, new).count == 1)
+            #expect(h.simulator.records(channel: old).contains { $0.reason == "ChannelNotRegistered" })
+        }
+    }
+
+    @Test("reconciling with all-channels re-creates a forgotten channel and deletes one no store uses")
+    func reconcilingRecreatesAndDeletes() async throws {
+        try await H.run { h in
+            let kept = try await Self.enable(h)
+            try await h.api.createStore("pier-9")
+            let response = try await h.api.send(.put, "/v1/stores/pier-9/broadcast", as: .pos, body: #"{"storage":"none"}"#)
+            let orphan = try #require(response.json["channel_id"] as? String)
+            // The store's row goes, its channel stays at APNs: an orphan, as a crash between creating and keeping leaves.
+            try await h.db.pool.withConnection { connection in
+                _ = try await connection.query("DELETE FROM store_channels WHERE store_id = 'pier-9'")
+            }
+            #expect(h.simulator.forgetChannel(kept))
+            let result = try await h.broadcaster.reconcile()
+            #expect(result.recreated == 1)
+            #expect(result.deleted == 1)
+            let now = h.simulator.channels().map(\.id)
+            #expect(now.count == 1)
+            #expect(!now.contains(kept) && !now.contains(orphan))
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .pos)
+            #expect(read.json["channel_id"] as? String == now.first)
+            #expect(read.json["state"] as? String == "recreated")
+            // Nothing left to do: a second pass changes nothing.
+            let second = try await h.broadcaster.reconcile()
+            #expect(second.recreated == 0 && second.deleted == 0)
+        }
+    }
+
+    @Test("an announcement rides on the board until it expires")
+    func announcementsRideOnTheBoard() async throws {
+        try await H.run { h in
+            let channel = try await Self.enable(h)
+            let until = h.clock.now.addingTimeInterval(600)
+            let posted = try await h.api.post(
+                "/v1/stores/market-st/announcements", as: .barista,
+                #"{"message":"Espresso machine back at 10:30","until":"\#(until.formatted(.iso8601))"}"#)
+            #expect(posted.status == .created, "\(posted.text)")
+            #expect(try await Self.settle(h) == 1)
+            let sent = try #require(Self.broadcasts(h, channel).last)
+            #expect((sent.aps["content-state"] as? [String: Any])?["announcement"] as? String == "Espresso machine back at 10:30")
+            await h.clock.advance(601)
+            let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .dashboard)
+            #expect((read.json["content_state"] as? [String: Any])?["announcement"] == nil)
+            let past = try await h.api.post(
+                "/v1/stores/market-st/announcements", as: .barista, #"{"message":"late","until":"2020-01-01T00:00:00Z"}"#)
+            #expect(past.status.code == 422)
+            let dashboard = try await h.api.post(
+                "/v1/stores/market-st/announcements", as: .dashboard, #"{"message":"x","until":"\#(until.formatted(.iso8601))"}"#)
+            #expect(dashboard.status.code == 403)
+        }
+    }
+
+    @Test("a customer's app gets the channel, the attributes and the board to subscribe with")
+    func aCustomerGetsTheChannel() async throws {
+        try await H.run { h in
+            let channel = try await Self.enable(h)
+            _ = try await h.place(customer: "c-1")
+            let token = try await CustomerTokenFixtures.token(for: "c-1")
+            let response = try await h.api.send(.get, "/v1/me/stores/market-st/broadcast", rawKey: "Bearer \(token)")
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(response.json["channel_id"] as? String == channel)
+            #expect((response.json["attributes"] as? [String: Any])?["storeID"] as? String == "market-st")
+            #expect(((response.json["content_state"] as? [String: Any])?["preparing"] as? [Int])?.count == 1)
+            let missing = try await h.api.send(.get, "/v1/me/stores/pier-9/broadcast", rawKey: "Bearer \(token)")
+            #expect(missing.errorCode == "broadcast_not_enabled")
+        }
+    }
+}
