@@ -118,6 +118,12 @@ WITH inserted AS (
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
+), board AS (
+    INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
+    SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
+    FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
+    ON CONFLICT (tenant_id, store_id) DO UPDATE
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -225,6 +231,12 @@ WITH event AS (
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_preparing
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AND idempotency_key = :key
+), board AS (
+    INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
+    SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
+    FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
+    ON CONFLICT (tenant_id, store_id) DO UPDATE
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -269,6 +281,12 @@ WITH event AS (
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_ready
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AND idempotency_key = :key
+), board AS (
+    INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
+    SELECT tenant_id, store_id, 10, now()::timestamptz + make_interval(secs => 1)
+    FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
+    ON CONFLICT (tenant_id, store_id) DO UPDATE
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -313,6 +331,12 @@ WITH event AS (
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 200, response_body = :resp_picked_up
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
+), board AS (
+    INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
+    SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
+    FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
+    ON CONFLICT (tenant_id, store_id) DO UPDATE
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
