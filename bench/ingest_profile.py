@@ -4,7 +4,7 @@
 Usage: bench/ingest_profile.py EVENTS CALLGRIND_FILE... [--top N]
   (the files of one dump: with --separate-threads, one per thread; bench/ingest.sh -i passes them)
 
-First the split by thread. Then two tables, both in instructions per event and in % of all the dump counted (issue #35's parts):
+0. The split by thread. Then, in instructions per event and in % of all the dump counted (issue #35's parts):
 
 1. Who runs each instruction (self cost, every instruction in exactly one row, the rows sum to 100 %): allocation and
    reference counting; the concurrency runtime and Dispatch, NIO's async bridges and the locks under them (the hops
@@ -14,8 +14,11 @@ First the split by thread. Then two tables, both in instructions per event and i
    mangled name starts with: a generic of the standard library specialized inside crema counts as the standard library.
 2. Stages, inclusive (each with the allocation, standard library and runtime work it calls, so they overlap table 1):
    request decoding, the core (transition, projection, plan), every JSON encoding by what it encodes, the JSON
-   decodings, SQL text building. Only synchronous calls are measured so: an async function's cost is spread over
-   the executor's jobs, and callgrind's inclusive cost of it is not meaningful (the script does not report one).
+   decodings, SQL text building, UUID strings, HTTP in and out. Only synchronous calls are measured so: an async
+   function's cost is spread over the executor's jobs, and callgrind's inclusive cost of it is not meaningful (the
+   script does not report one).
+3. How often, per event: statements sent, NOTIFYs, JSON codings, UUID strings, jobs resumed, malloc, swift_retain.
+4. The functions by self cost.
 
 Needs callgrind_annotate (valgrind) and `swift demangle` on PATH.
 """
@@ -149,22 +152,25 @@ def self_costs(path):
     return (int(total.group(1).replace(",", "")) if total else 0), rows
 
 
-def caller_tree(path, functions):
+def caller_tree(path, functions, calls):
     """Adds one file's {function: (inclusive, {caller: inclusive of that call})} (demangled, callgrind's cycle marks
-    dropped) to functions. Within a file, a function split into several entries counts its largest; across files
-    (threads) the costs add up."""
+    dropped) to functions, and how often each was called to calls. Within a file, a function split into several
+    entries counts its largest; across files (threads) the costs add up."""
     text = annotate(path, "--inclusive=yes", "--tree=caller")
-    local, callers = {}, {}
+    local, callers, pending = {}, {}, 0
     for line in demangle(text.split("\n")):
         m = LINE.match(line)
         if not m or not m.group(2):
             if not line.strip():
-                callers = {}
+                callers, pending = {}, 0
             continue
         ir, mark, name = int(m.group(1).replace(",", "")), m.group(2), function_name(m.group(3))
         if mark == "<":
             callers[name] = callers.get(name, 0) + ir
+            pending += int(m.group(4).replace(",", "")) if m.group(4) else 0
         elif mark == "*":
+            calls[name] = calls.get(name, 0) + pending
+            pending = 0
             old = local.get(name, (0, {}))
             merged = dict(old[1])
             for caller, cost in callers.items():
@@ -238,9 +244,9 @@ def main():
             print(f"   {per(parts[key])}  {share(parts[key])}  {label}")
             print(f"   {'':11}  {'':7}  largest: {top}")
 
-    tree = {}
+    tree, calls = {}, {}
     for path in args.callgrind_files:
-        caller_tree(path, tree)
+        caller_tree(path, tree, calls)
 
     def inclusive(pattern, caller=None):
         """The largest inclusive cost of a function matching pattern (callgrind splits some into several entries),
@@ -273,8 +279,10 @@ def main():
         ("SQL text built per statement: PostgresQuery.StringInterpolation.appendInterpolation",
          sum(inclusive(r"^PostgresQuery\.StringInterpolation\.appendInterpolation" + p + r"\(_:\)$")
              for p in ("", "<A>"))),
-        ("  of it, values as text: appendInterpolation<A>", inclusive(r"^PostgresQuery\.StringInterpolation\.appendInterpolation<A>\(_:\)$")),
-        ("  then the statement's NUL scan: PostgresConnection.containsNUL", inclusive(r"PostgresConnection\.containsNUL\(")),
+        ("  of it, values as text: appendInterpolation<A>",
+         inclusive(r"^PostgresQuery\.StringInterpolation\.appendInterpolation<A>\(_:\)$")),
+        ("  then the statement's NUL scan: PostgresConnection.containsNUL",
+         inclusive(r"PostgresConnection\.containsNUL\(")),
         ("  then its prepared name, looked up by its text: Dictionary.find in PostgresConnection.send",
          inclusive(r"__RawDictionaryStorage\.find<A>\(_:\)$", r"^PostgresConnection\.send\(")),
         ("UUID.uuidString (Foundation formats each UUID with snprintf)", inclusive(r"^UUID\.uuidString\.getter$")),
@@ -287,7 +295,24 @@ def main():
     print("2. stages, inclusive (synchronous calls; they overlap table 1):")
     for label, ir in stages:
         print(f"   {per(ir)}  {share(ir)}  {label}")
-    print(f"3. functions by self cost (top {args.top}):")
+    # Calls into async functions are left out: callgrind sees their pieces as cycles and counts some calls twice.
+    print("3. how often, per event (calls; what a change removes shows here first):")
+    counted = [
+        ("statements sent (PostgresConnection.send)", r"^PostgresConnection\.send\(_:answer:on:into:\)$"),
+        ("change feed announcements (ChangeFeed.payload: one NOTIFY each, at most one per 5 ms)",
+         r"ChangeFeed\.payload\(announcing:queued:from:\)$"),
+        ("JSONEncoder.encode", r"^JSONEncoder\.encode<A>\(_:\)$"),
+        ("JSONDecoder.decode", r"^JSONDecoder\.decode<A>\(_:from:\)$"),
+        ("UUID.uuidString", r"^UUID\.uuidString\.getter$"),
+        ("jobs run (swift_job_run: a task resumed, each one a hop)", r"^swift_job_run$"),
+        ("Optional's metadata looked up at run time (unspecialized generics)", r"^type metadata accessor for Optional$"),
+        ("malloc", r"^malloc$"),
+        ("swift_retain", r"^swift_retain$"),
+    ]
+    for label, pattern in counted:
+        n = sum(c for name, c in calls.items() if re.search(pattern, name))
+        print(f"   {n / events:>11,.1f}  {'':7}  {label}")
+    print(f"4. functions by self cost (top {args.top}):")
     by_name = {}
     for (ir, _, _), pretty in zip(rows, names):
         by_name[pretty] = by_name.get(pretty, 0) + ir

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fixed number of complete order lifecycles through crema serve's HTTP API (bench/ingest.sh -i). Standard library only.
+"""A fixed number of complete order lifecycles through crema serve's HTTP API (bench/ingest.sh -i). Stdlib only.
 
 Unlike wrk (bench/lifecycle.lua), which runs for a duration, this sends exactly LIFECYCLES lifecycles (placed ->
 started -> ready -> picked_up, the same bodies and roles as lifecycle.lua), over CONNECTIONS keep-alive connections,
