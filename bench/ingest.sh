@@ -16,8 +16,11 @@
 # measured run. crema serve is stopped while pgbench runs, so each side has the machine to itself. Finally
 # scripts/check-consistency and a summary.
 #
+# Last, crema's instructions per event (-i): a count, not a time, so it repeats on a busy machine (see phase_count).
+#
 # Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a] [-s]
-#   defaults: -c 16 -d 20 -w 5 -o http-first -q 0; wrk and pgbench both use 2 threads (-t 2 / -j 2).
+#                        [-i LIFECYCLES] [-I]
+#   defaults: -c 16 -d 20 -w 5 -o http-first -q 0 -i 150; wrk and pgbench both use 2 threads (-t 2 / -j 2).
 #   -o pgbench-first runs both pgbench sides (plain, then pipelined) before HTTP; http-first runs them after.
 #   -q WAIT: first wait up to WAIT seconds for the machine to be idle (other work skews the result; a run
 #   during which something else used > 15 % of a core is reported as NOISY).
@@ -25,9 +28,18 @@
 #   empty tables, until an ANALYZE invalidates them (autovacuum's first one comes after a minute or more); with -a
 #   the measured run plans on statistics of the data it runs against, as a long-running deployment would.
 #   -s: only check the pgbench files against crema's statements (the set-up and the sample lifecycle; no wrk needed).
+#   -i LIFECYCLES: the instruction count's load, in complete lifecycles (4 events each; 0: no count). crema serve runs
+#   under valgrind --tool=callgrind (about 50x slower, so a fixed number of lifecycles on 2 connections rather than
+#   C for D seconds; 150 take 15-60 s) and counts only between `callgrind_control -i on` and a dump after the
+#   last answer: start-up, migration and a 20-lifecycle warm-up are not counted. Prints "crema instructions per
+#   event" (Ir over the order_events rows the window added), the same without the timers' and polls' share (the
+#   number to compare between runs), and where they go (bench/ingest_profile.py). About 1.5 minutes in all.
+#   -I: only the instruction count (the set-up, the statement check, then -i; no wrk or pgbench runs).
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
-#   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir).
-# Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3.
+#   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir),
+#   BENCH_COUNT_CONNECTIONS (the count's connections, default 2), BENCH_VALGRIND_OPTIONS (more callgrind options).
+# Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3; for -i valgrind, binutils (strip)
+#   and a C compiler (cc): without valgrind the count is skipped with a note.
 # crema's context switches over the HTTP phase come twice: perf stat's total (the #13 target), and from /proc per
 # thread, split into voluntary (a thread waiting: crema's own hops) and preempted (more runnable threads than cores).
 # Raw outputs go to bench/results/ingest-<time>-c<C>/ (git-ignored).
@@ -36,7 +48,8 @@ cd "$(dirname "$0")/.."
 source bench/lib.sh
 
 concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0 analyze=no statements_only=no
-while getopts "c:d:w:o:q:as" opt; do
+count_lifecycles=150 count_only=no
+while getopts "c:d:w:o:q:asi:I" opt; do
   case "$opt" in
     c) concurrency=$OPTARG ;;
     d) duration=$OPTARG ;;
@@ -45,7 +58,9 @@ while getopts "c:d:w:o:q:as" opt; do
     q) quiet_wait=$OPTARG ;;
     a) analyze=yes ;;
     s) statements_only=yes ;;
-    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+    i) count_lifecycles=$OPTARG ;;
+    I) count_only=yes ;;
+    *) sed -n '2,41p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
@@ -54,7 +69,8 @@ threads=2
 port=${BENCH_PORT:-18090}
 pgbench=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
 CREMA=$(crema_bin)
-[ "$statements_only" = yes ] || command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+[ "$count_only" = yes ] && [ "$count_lifecycles" -eq 0 ] && { echo "-I needs -i LIFECYCLES > 0" >&2; exit 2; }
+[ "$statements_only" = yes ] || [ "$count_only" = yes ] || command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 [ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -62,10 +78,11 @@ out=bench/results/ingest-$stamp-c$concurrency
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cluster=${BENCH_DIR:-$(mktemp -d /tmp/crema-bench.XXXXXX)}
-SERVE_PID=""
+SERVE_PID="" count_scratch=""
 
 cleanup() {
-  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"
+  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID" 60
+  [ -n "$count_scratch" ] && rm -rf "$count_scratch"
   "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
   [ -z "${BENCH_DIR:-}" ] && rm -rf "$cluster"
 }
@@ -126,7 +143,10 @@ machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4
 cpu_begin() {
   [ -n "$SERVE_PID" ] || settle
   read -r m_busy0 m_total0 < <(machine_ticks); pg0=$(postgres_ticks); cr0=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+  read -r cru0 crs0 < <(user_system_of "${SERVE_PID:-0}")
 }
+# user_system_of PID: its user and system ticks, apart (instructions per event count user space only).
+user_system_of() { awk '{ print $14, $15 }' "/proc/$1/stat" 2>/dev/null || echo 0 0; }
 # cpu_end NAME CLIENT_TIME_FILE: writes NAME-cpu.txt: ticks (1/100 s) of the machine (busy, total over all cores),
 # postgres, crema and the load generator (from /usr/bin/time) over the phase; "other" = busy minus those.
 cpu_end() {
@@ -134,9 +154,11 @@ cpu_end() {
   [ -n "$SERVE_PID" ] || settle  # pgbench's backends exit with it; let them be reaped
   read -r m_busy1 m_total1 < <(machine_ticks)
   pg1=$(postgres_ticks); cr1=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+  local cru1 crs1
+  read -r cru1 crs1 < <(user_system_of "${SERVE_PID:-0}")
   client=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$2")
   echo "busy=$((m_busy1 - m_busy0)) total=$((m_total1 - m_total0)) postgres=$((pg1 - pg0)) crema=$((cr1 - cr0)) client=$client cores=$(nproc)" \
-    > "$out/$1-cpu.txt"
+    "crema_user=$((cru1 - cru0)) crema_system=$((crs1 - crs0))" > "$out/$1-cpu.txt"
 }
 
 # thread_switches PID: one line per thread of PID, "tid|comm|voluntary|nonvoluntary" context switches so far. perf
@@ -307,6 +329,97 @@ phases_pgbench() {
   phase_pgbench pgbench-pipelined bench/ingest-pipelined.pgbench.sql
 }
 
+# ---- crema's instructions per event (callgrind) ----
+# A count of the instructions crema serve runs per event: what a change to crema is judged by, because it does not
+# move with the machine's load as CPU time does. crema serve runs under callgrind with instrumentation off (start-up,
+# migration, the warm-up: not counted); bench/lifecycles.py then sends exactly LIFECYCLES lifecycles on 2 keep-alive
+# connections (BENCH_COUNT_CONNECTIONS) between `callgrind_control -i on` and `--dump=load`, and the window's order_events rows divide the
+# count. Everything crema does in that window is in it: the HTTP server, the handlers, the driver, the listener and
+# whatever runs on a timer (the idle dump that follows measures that part per second; the count is reported with and
+# without it, since a slower window counts more of it). The kernel's side of each system call is not in the count.
+# What valgrind 3.19 needs to run a Swift 6.3 server:
+# - a copy of the binary without its DWARF 5 debug information, which 3.19 cannot read (it stops at start-up,
+#   "unhandled dwarf2 abbrev form code 0x25"); the symbol table stays, and callgrind's costs are per function anyway;
+# - bench/sigsuspend_shim.c preloaded: valgrind writes into the mask given to sigsuspend, and libdispatch's signal
+#   thread gives it a read-only one (valgrind dies of its own SIGSEGV a few seconds in).
+# The count repeats only when the process sees the same thing: an empty environment but for crema's settings,
+# SWIFT_DETERMINISTIC_HASHING=1 (the seed changes Dictionary and Set work), `/` as its folder and a binary path of
+# fixed length (they move the stack, as bench/core.sh found). What is left moves with the wall clock: the timers'
+# share (hence the count without it) and how the tasks interleave, so counts of one binary spread over about 1 %
+# without the timers (docs/benchmarks.md). BENCH_VALGRIND_OPTIONS=--fair-sched=yes did not narrow that (1.1 % over
+# five runs against 1.3 % over six) and made the windows longer here.
+phase_count() {
+  if ! command -v valgrind > /dev/null; then
+    log "instructions per event: not measured (valgrind is missing: apt-get install -y valgrind)"
+    return 0
+  fi
+  local conns=${BENCH_COUNT_CONNECTIONS:-2} warm=20 idle=10 e0 e1 vg
+  count_scratch=$(mktemp -d /tmp/crema-count.XXXXXX)
+  strip -g -o "$count_scratch/crema" "$CREMA"
+  cc -O2 -shared -fPIC -o "$count_scratch/sigsuspend_shim.so" bench/sigsuspend_shim.c
+  vg=$(command -v valgrind)
+  log "instructions per event: crema serve under callgrind, $warm lifecycles uncounted, then $count_lifecycles counted ($conns connections)"
+  (cd / && exec env -i PATH=/usr/bin:/bin SWIFT_DETERMINISTIC_HASHING=1 LD_PRELOAD="$count_scratch/sigsuspend_shim.so" \
+    CREMA_RATE_LIMIT=0 CREMA_DATABASE_URL="$conninfo" CREMA_API_KEYS="$BENCH_API_KEYS" CREMA_HTTP_HOST=127.0.0.1 \
+    CREMA_HTTP_PORT="$port" CREMA_DB_POOL_SIZE="$conns" LOG_LEVEL=warning \
+    "$vg" --tool=callgrind --instr-atstart=no --separate-threads=yes ${BENCH_VALGRIND_OPTIONS:-} \
+    --callgrind-out-file="$out/callgrind.serve.out" "$count_scratch/crema" serve) \
+    >> "$out/count-serve.log" 2>&1 &
+  SERVE_PID=$!
+  wait_ready "$port" 120 || { tail -20 "$out/count-serve.log" >&2; exit 1; }
+  drive() { # drive LIFECYCLES RUN_ID OUTPUT
+    python3 bench/lifecycles.py --port "$port" --lifecycles "$1" --connections "$conns" --run-id "$2" \
+      --pos-key "$BENCH_POS_KEY" --barista-key "$BENCH_BARISTA_KEY" > "$3" || {
+      cat "$3" >&2; echo "the counted load failed: the count is not valid" >&2; exit 1; }
+  }
+  events_now() { psql "$conninfo" -XAt -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM order_events"; }
+  drive "$warm" "cw$stamp" "$out/count-warmup.json"
+  e0=$(events_now)
+  callgrind_control --instr=on "$SERVE_PID" > "$out/count-control.log" 2>&1
+  drive "$count_lifecycles" "cm$stamp" "$out/count-load.json"
+  callgrind_control --dump=load "$SERVE_PID" >> "$out/count-control.log" 2>&1
+  local idle_from idle_to
+  idle_from=$(date +%s.%N)
+  e1=$(events_now)
+  sleep "$idle"  # nothing sent: what crema runs on its own (timers, polls) in about $idle seconds
+  callgrind_control --dump=idle "$SERVE_PID" >> "$out/count-control.log" 2>&1
+  idle_to=$(date +%s.%N)
+  idle=$(awk -v from="$idle_from" -v to="$idle_to" 'BEGIN { printf "%.3f", to - from }')
+  callgrind_control --instr=off "$SERVE_PID" >> "$out/count-control.log" 2>&1
+  stop_serve
+  python3 - "$out" "$((e1 - e0))" "$((4 * count_lifecycles))" "$idle" "$conns" <<'PY' | tee "$out/count.txt" | tee -a "$out/run.log"
+import glob, json, re, sys
+out, events, expected, idle, connections = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+def dump(trigger):
+    """The files of one dump (one per thread: --separate-threads) and their total."""
+    paths, total = [], 0
+    for path in sorted(glob.glob(f"{out}/callgrind.serve.out.*")):
+        text = open(path, errors="replace").read()
+        if re.search(rf"^desc: Trigger: .*\b{trigger}\b", text, re.M):
+            paths.append(path)
+            total += int(re.search(r"^totals: (\d+)", text, re.M).group(1))
+    if not paths:
+        sys.exit(f"no callgrind dump '{trigger}' in {out}")
+    return paths, total
+load, load_ir = dump("load")
+_, idle_ir = dump("idle")
+seconds = json.load(open(f"{out}/count-load.json"))["seconds"]
+print(f"count_events {events}")
+print(f"count_connections {connections}")
+print(f"count_valid {'yes' if events == expected else 'NO (' + str(expected) + ' expected)'}")
+print(f"count_instructions {load_ir}")
+print(f"count_per_event {load_ir // events if events else 0}")
+print(f"count_seconds {seconds}")
+idle_per_event = int(idle_ir / idle * seconds / events) if events else 0
+print(f"count_idle_per_event {idle_per_event}")
+print(f"count_net_per_event {load_ir // events - idle_per_event if events else 0}")
+print(f"count_dump {' '.join(load)}")
+PY
+  grep -q '^count_valid yes' "$out/count.txt" || { echo "the counted window did not add the events it sent" >&2; exit 1; }
+  # shellcheck disable=SC2046 # one callgrind file per thread, none with a space in its name
+  python3 bench/ingest_profile.py "$((e1 - e0))" $(sed -n 's/^count_dump //p' "$out/count.txt") | tee "$out/profile.txt"
+}
+
 log "crema serve (pool $concurrency) on 127.0.0.1:$port; stores s1..s8; one sample lifecycle"
 quiet_check
 serve
@@ -314,7 +427,9 @@ create_stores "$port" 8
 capture_bodies
 check_statements
 [ "$statements_only" = yes ] && { log "statements only (-s): done"; exit 0; }
-if [ "$order" = pgbench-first ]; then
+if [ "$count_only" = yes ]; then
+  stop_serve
+elif [ "$order" = pgbench-first ]; then
   stop_serve
   phases_pgbench
   phase_http
@@ -322,12 +437,25 @@ else
   phase_http
   phases_pgbench
 fi
+[ "$count_lifecycles" -gt 0 ] && phase_count
 
 log "consistency check"
 consistent=yes
 scripts/check-consistency "$conninfo" > "$out/consistency.txt" 2>&1 || consistent=no
 tail -1 "$out/consistency.txt"
 psql "$conninfo" -XAt -c "SELECT 'orders ' || count(*) FROM orders" -c "SELECT 'events ' || count(*) FROM order_events" >> "$out/run.log"
+
+# crema's instructions per event, as the summary below prints it (-I: the only number).
+count_line() {
+  [ -s "$out/count.txt" ] || return 0
+  awk '{ v[$1] = $2 } END { printf "crema instructions per event: %d (callgrind Ir over %d events on %d connections, %.1f s; without timers and polls, %d)\n",
+    v["count_per_event"], v["count_events"], v["count_connections"], v["count_seconds"], v["count_net_per_event"] }' "$out/count.txt"
+}
+if [ "$count_only" = yes ]; then
+  { count_line; echo "run $([ "$consistent" = yes ] && echo valid || echo INVALID) (instructions only, -I)"; } | tee "$out/summary.txt"
+  [ "$consistent" = yes ]
+  exit
+fi
 
 # ---- summary ----
 python3 - "$out" "$consistent" "$concurrency" <<'EOF' | tee "$out/summary.txt"
@@ -368,8 +496,10 @@ def cpu(name, events):
     other = t["busy"] - t["postgres"] - t["crema"] - t["client"]
     share = lambda v: f"{100 * v / wall:4.0f}%"
     per = lambda v: 10 * v / events if events else float("nan")  # ticks are 10 ms
+    split = (f": user {per(t['crema_user']):.3f}, system {per(t['crema_system']):.3f}"
+             if t['crema'] and "crema_user" in t else "")
     line = (f"{name:17} busy {share(t['busy'])} of {100 * t['cores']}% | postgres {share(t['postgres'])} ({per(t['postgres']):.3f} ms/event)"
-            f" | crema {share(t['crema'])} ({per(t['crema']):.3f} ms/event) | client {share(t['client'])} | other {share(other)}")
+            f" | crema {share(t['crema'])} ({per(t['crema']):.3f} ms/event{split}) | client {share(t['client'])} | other {share(other)}")
     return line, 100 * other / wall, per(t["postgres"])
 
 cpu_http, cpu_plain, cpu_piped = cpu("http", int(wrk["requests"])), cpu("pgbench", len(plain["lat"])), cpu("pgbench-pipelined", len(piped["lat"]))
@@ -414,6 +544,11 @@ if end and events:
     detail = ", ".join(f"{k} {v[0] / events:.1f}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1][0]))
     print(f"  crema's threads (/proc): {voluntary:.1f} voluntary switches/event ({detail}); {preempted:.1f} preempted/event")
 print("  (HTTP's postgres share includes the outbox queries of crema serve's dispatcher; pgbench runs only the event transactions)")
+if os.path.exists(f"{out}/count.txt"):
+    v = dict(line.split(None, 1) for line in open(f"{out}/count.txt") if line.strip())
+    print(f"  crema instructions per event: {int(v['count_per_event']):,} (callgrind Ir over {int(v['count_events'])} events on {int(v['count_connections'])} connections,"
+          f" {float(v['count_seconds']):.1f} s; without timers and polls, which grow with the window's length:"
+          f" {int(v['count_net_per_event']):,}; counts, so they do not move with the machine's load)")
 print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if noisy else ""))
 # Columns 1-11 as before (pgbench = the plain side); then the pipelined side and PostgreSQL CPU ms/event of each side.
 with open(os.path.join(os.path.dirname(out), "ingest-history.tsv"), "a") as h:
