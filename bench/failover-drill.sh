@@ -118,6 +118,11 @@ wait_healthy() {
     sleep 1
   done
 }
+# descendants PID: every process below PID.
+descendants() {
+  local child
+  for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done
+}
 # run_keeper NODE: `pg_autoctl run` of a node already created; sets KEEPER_PID[NODE].
 run_keeper() {
   autoctl run --pgdata "$formation/$1" >> "$out/$1.log" 2>&1 &
@@ -207,17 +212,23 @@ for run in $(seq 1 "$runs"); do
   sleep "$fail_after"
   t_fail=$(now)
   if [ "$mode" = perform ]; then
-    autoctl perform failover --pgdata "$formation/monitor" >> "$rdir/perform.log" 2>&1 || log "pg_autoctl perform failover failed; see run-$run/perform.log"
+    # It returns once the whole formation settled; the promotion is timed by the monitor's states meanwhile.
+    autoctl perform failover --pgdata "$formation/monitor" >> "$rdir/perform.log" 2>&1 &
+    perform_pid=$!
   else
     keeper=${KEEPER_PID[$before]}
-    victims=$(ps -o pid=,comm= --ppid "$(pgrep -P "$keeper" | head -1)" | awk '$2 == "pg_autoctl" { print $1 }')
-    victims="$(pgrep -P "$keeper") $victims $(head -1 "$formation/$before/postmaster.pid")"
+    # The keeper is every pg_autoctl process under it (supervisor, postgres controller, node-active service).
+    victims="$(descendants "$keeper" | while read -r pid; do [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = pg_autoctl ] && echo "$pid"; done) $(head -1 "$formation/$before/postmaster.pid")"
     kill -KILL $victims
     wait "$keeper" 2> /dev/null || true
     log "kill -9 of $before's keeper and postmaster (pids $(echo $victims))"
   fi
   wait_for 300 primary_is_not "$before" || log "no new primary within 300 s: $(nodes_state)"
   t_promoted=$(now)
+  if [ "$mode" = perform ]; then
+    wait "$perform_pid" || log "pg_autoctl perform failover failed; see run-$run/perform.log"
+    log "pg_autoctl perform failover returned $(python3 -c "print(f'{$(now) - $t_fail:.2f}')") s after it began"
+  fi
   after_state=$(primary_node)
   log "new primary $after_state after $(python3 -c "print(f'{$t_promoted - $t_fail:.2f}')") s: $(nodes_state)"
   [ "$mode" = kill ] && run_keeper "$before"
@@ -314,8 +325,9 @@ for line in open(f"{rdir}/../received.jsonl"):
         received.add((r["order_id"], r["version"]))
 lost_webhooks = [w for w in db["webhooks"] if (w["order_id"], w["version"]) not in received]
 # The dispatcher: its longest pause in sent_at around the failover, and its first send after writes came back.
+# Only pauses that began before writes came back: after the load, rows whose outcome was lost wait for their lease.
 sent = [t for t in db["sent_at"] if t >= t_fail - 5]
-gaps = [(b - a, a, b) for a, b in zip(sent, sent[1:])]
+gaps = [(b - a, a, b) for a, b in zip(sent, sent[1:]) if writes_back is None or a <= writes_back]
 gap = max(gaps, default=(0.0, t_fail, t_fail))
 first_send = next((t for t in sent if writes_back and t >= writes_back), None)
 result = {
