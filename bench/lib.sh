@@ -1,5 +1,5 @@
 # Shared by the bench/ scripts: ingest.sh, kill-drill.sh, pg-restart-drill.sh, dispatch.sh, dispatch-latency.sh, dispatch-kill-drill.sh,
-# backlog-drain.sh, abuse-drill.sh
+# backlog-drain.sh, abuse-drill.sh, failover-drill.sh
 #
 # Everything here talks to 127.0.0.1 and to a private PostgreSQL cluster on a Unix socket only.
 

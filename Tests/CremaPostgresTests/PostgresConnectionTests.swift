@@ -185,6 +185,26 @@ import Testing
         }
     }
 
+    @Test("a statement whose server shuts its backend down (57P01) is unavailable, and the next lease reconnects")
+    func aStatementCutByAnAdminShutdownIsUnavailableAndTheNextLeaseReconnects() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            // What a fast shutdown or a pg_auto_failover demotion does to a statement in flight: FATAL 57P01, then EOF.
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let pid = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
+            let sleeper = Task { try await pool.withConnection { try await $0.query("SELECT pg_sleep(60)") } }
+            while try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND query = 'SELECT pg_sleep(60)'", as: Int.self) == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            _ = try await db.pool.withConnection { try await $0.query("SELECT pg_terminate_backend(\(pid), 10000)") }
+            let error = await #expect(throws: PostgresError.self) { try await sleeper.value }
+            #expect(error?.isUnavailable == true, "a client would get \(String(describing: error)) instead of a 503")
+            #expect(error?.sqlState == "57P01" || error?.code == .connectionFailed)
+            let newPID = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self) }
+            #expect(newPID != pid)
+            await pool.close()
+        }
+    }
+
     @Test("an unreachable server is a connection failure that counts as unavailable") func anUnreachableServerIsAConnectionFailureThatCountsAsUnavailable() async throws {
         let error = await #expect(throws: PostgresError.self) {
             try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=none")
