@@ -92,7 +92,7 @@ struct CustomerRoutes {
         }
         return WidgetFeedResponse(
             order: shown.map(response),
-            relevance: shown.map { RelevanceWindow(eta: $0.order.eta, readySince: $0.order.state == .ready ? $0.order.updatedAt : nil) },
+            relevance: shown.map { RelevanceWindow(RelevanceInterval.widget($0.order)) },
             openOrders: open.count)
     }
 
