@@ -270,10 +270,12 @@ private struct Planning {
     // MARK: - Widgets
 
     mutating func planWidget(_ target: PushTarget) {
-        guard DeliveryPlanner.changesWidgets(context.event) else {
+        let shown = DeliveryPlanner.changesWidgets(context.event)
+        let moved = RelevanceInterval.moved(from: context.previous, to: order)
+        guard shown || moved else {
             plan.skips.append(DeliverySkip(
                 target: target.ref, pushType: .widgets, reason: .widgetUnchanged,
-                sentence: "\(eventName.capitalized) does not change what the widget shows."))
+                sentence: "\(eventName.capitalized) changes neither what the widget shows nor when the order is relevant."))
             return
         }
         let past = history(target.ref).filter { $0.pushType == .widgets }
@@ -298,9 +300,18 @@ private struct Planning {
             target: target.ref, pushType: .widgets, topic: APNsPushType.widgets.topic(bundleID: target.bundleID),
             priority: 5, body: APNsBodyBuilder.widget, collapseID: nil,
             expiration: notBefore.addingTimeInterval(policy.widgetLifetime), notBefore: notBefore,
-            liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : .widgetChanged,
+            liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : moved ? .widgetRelevanceChanged : .widgetChanged,
             sentence: deferred
-                ? "The order is \(order.state.rawValue), but this widget was pushed less than \(Int(policy.widgetMinimumInterval / 60)) min ago: one reload goes at the end of that interval, covering every change until then."
-                : "The order is \(order.state.rawValue), which the widget shows: a content-changed push at priority 5."))
+                ? "\(widgetWhy(moved: moved)), but this widget was pushed less than \(Int(policy.widgetMinimumInterval / 60)) min ago: one reload goes at the end of that interval, covering every change until then."
+                : "\(widgetWhy(moved: moved)): a content-changed push at priority 5\(moved ? ", so the watch asks for the order's relevance again" : "")."))
+    }
+
+    /// What changed for the widget: the order's relevance interval (by how much its end moved), or what it shows.
+    func widgetWhy(moved: Bool) -> String {
+        guard moved, let previous = context.previous, let before = RelevanceInterval.of(previous), let after = RelevanceInterval.of(order) else {
+            return "The order is \(order.state.rawValue), which the widget shows"
+        }
+        let minutes = Int((after.end.timeIntervalSince(before.end) / 60).rounded())
+        return "The order is \(order.state.rawValue) and its pickup window now ends \(abs(minutes)) min \(minutes < 0 ? "earlier" : "later")"
     }
 }
