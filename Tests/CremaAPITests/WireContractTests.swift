@@ -107,7 +107,7 @@ import Testing
             location: StoreLocation(latitude: 37.7936, longitude: -122.3958))
         #expect(try keys(store) == (try document.keys(of: "StorePut").properties))
         #expect(
-            try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example"))
+            try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example", frequentUpdates: false))
                 == (try document.keys(of: "ActivityTokenPut").properties))
         #expect(
             try keys(CustomerTokenRequest(environment: .production, replaces: "ab", bundleID: "cafe.crema.example"))

@@ -35,6 +35,16 @@ public enum DeliveryPlanner {
         case .started, .delayed: false
         }
     }
+
+    /// The urgent changes that still go at priority 10 when the customer turned frequent updates off
+    /// (docs/delivery.md, "Frequent updates off"): the drink is waiting at the counter, or it will not come; either
+    /// way they act now. A delay, however large, only asks them to wait longer: it goes at priority 5, its alert inside.
+    public static func wakesCustomer(_ event: OrderEventType) -> Bool {
+        switch event {
+        case .ready, .canceled: true
+        case .placed, .started, .delayed, .pickedUp, .expired: false
+        }
+    }
 }
 
 /// One run of the planner: walks the targets in a fixed order (activity, push-to-start, alert, widget),
@@ -109,12 +119,14 @@ private struct Planning {
         }.count
         let budgetLeft = spent < policy.highPriorityPerActivityPerHour
         let hasAlertTargets = !targets(.alert).isEmpty
+        // Frequent updates off: an urgent change that need not wake the customer goes like a routine one, alert inside.
+        let quiet = urgent && !target.frequentUpdates && !DeliveryPlanner.wakesCustomer(context.event)
 
         let priority: Int
         let alertInBody: Bool
         let reason: DeliveryReason
         let sentence: String
-        switch (urgent, budgetLeft) {
+        switch (urgent && !quiet, budgetLeft) {
         case (true, true):
             priority = 10
             alertInBody = true
@@ -134,11 +146,15 @@ private struct Planning {
                 + (hasAlertTargets ? ", and a separate alert." : ", keeping its alert.")
         case (false, _):
             priority = 5
-            alertInBody = false
-            reason = ends ? .activityEnd : .activityUpdate
+            alertInBody = quiet
+            if quiet { alertCarried = true }
+            reason = ends ? .activityEnd : target.frequentUpdates ? .activityUpdate : .activityUpdateFrequentUpdatesOff
+            let frequentOff = "the customer turned frequent updates off, so only ready and canceled go at priority 10"
             sentence = ends
                 ? "The order was \(eventName): the Live Activity ends quietly at priority 5 and leaves the Lock Screen at its dismissal date."
-                : "Routine step (\(eventName)): a silent Live Activity update at priority 5."
+                : quiet ? "\(urgentWhy), but \(frequentOff): a Live Activity update at priority 5 with the alert inside."
+                : target.frequentUpdates ? "Routine step (\(eventName)): a silent Live Activity update at priority 5."
+                : "Routine step (\(eventName)): a silent Live Activity update at priority 5; \(frequentOff)."
         }
         // One activity's pushes share one clock: a push-started activity's updates come after its start.
         let timestamp = nextTimestamp(after: past + startsOfThisOrder)

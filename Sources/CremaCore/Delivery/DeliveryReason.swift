@@ -8,6 +8,9 @@ public enum DeliveryReason: String, Sendable, Hashable, Codable, CaseIterable {
     case activityUpdateUrgent = "activity_update_urgent"
     /// Urgent, but the activity's priority-10 budget is spent: priority 5, the alert goes separately.
     case activityUpdateBudgetSpent = "activity_update_budget_spent"
+    /// The app said the customer turned frequent updates off: this change does not have to wake them (only `ready`
+    /// and `canceled` do), so priority 5, an alert it carries kept inside.
+    case activityUpdateFrequentUpdatesOff = "activity_update_frequent_updates_off"
     /// Picked up or canceled: the activity ends, with a dismissal date.
     case activityEnd = "activity_end"
     /// No running activity but a push-to-start token: start one.
