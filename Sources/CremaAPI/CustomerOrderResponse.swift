@@ -6,21 +6,27 @@ public struct CustomerOrderResponse: Codable, Sendable {
     public var order: OrderResponse
     /// The last Live Activity push APNs accepted for this order; null when none was delivered yet.
     public var lastDelivered: DeliveredActivityState?
+    /// What the app said about frequent updates when it registered this order's Live Activity token (absent in that
+    /// call: true); null while no token is registered. False: routine updates and delays go at priority 5.
+    public var frequentUpdates: Bool?
 
     enum CodingKeys: String, CodingKey {
         case order
         case lastDelivered = "last_delivered"
+        case frequentUpdates = "frequent_updates"
     }
 
-    public init(order: OrderResponse, lastDelivered: DeliveredActivityState?) {
+    public init(order: OrderResponse, lastDelivered: DeliveredActivityState?, frequentUpdates: Bool? = nil) {
         self.order = order
         self.lastDelivered = lastDelivered
+        self.frequentUpdates = frequentUpdates
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(order, forKey: .order)
         try c.encode(lastDelivered, forKey: .lastDelivered)
+        try c.encode(frequentUpdates, forKey: .frequentUpdates)
     }
 }
 

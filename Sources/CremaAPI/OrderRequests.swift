@@ -108,16 +108,46 @@ public struct StorePutRequest: Codable, Sendable {
     public var timezone: String?
     public var readyExpiryMinutes: Int?
     public var queuedExpiryMinutes: Int?
+    /// The store's place: absent (nil) keeps the stored one, `null` (`.some(nil)`) clears it, a value replaces it.
+    /// Checked by `StoreLocation.validated` before it is stored.
+    public var location: StoreLocation??
 
     enum CodingKeys: String, CodingKey {
-        case name, timezone
+        case name, timezone, location
         case readyExpiryMinutes = "ready_expiry_minutes", queuedExpiryMinutes = "queued_expiry_minutes"
     }
 
-    public init(name: String, timezone: String? = nil, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil) {
+    public init(
+        name: String, timezone: String? = nil, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil,
+        location: StoreLocation?? = nil
+    ) {
         self.name = name
         self.timezone = timezone
         self.readyExpiryMinutes = readyExpiryMinutes
         self.queuedExpiryMinutes = queuedExpiryMinutes
+        self.location = location
+    }
+
+    /// Written by hand for `location` only: a synthesized decoder reads an explicit `null` as absent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        timezone = try c.decodeIfPresent(String.self, forKey: .timezone)
+        readyExpiryMinutes = try c.decodeIfPresent(Int.self, forKey: .readyExpiryMinutes)
+        queuedExpiryMinutes = try c.decodeIfPresent(Int.self, forKey: .queuedExpiryMinutes)
+        if c.contains(.location) {
+            location = .some(try c.decodeNil(forKey: .location) ? nil : try c.decode(StoreLocation.self, forKey: .location))
+        } else {
+            location = nil
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encodeIfPresent(timezone, forKey: .timezone)
+        try c.encodeIfPresent(readyExpiryMinutes, forKey: .readyExpiryMinutes)
+        try c.encodeIfPresent(queuedExpiryMinutes, forKey: .queuedExpiryMinutes)
+        if let location { try c.encode(location, forKey: .location) }
     }
 }

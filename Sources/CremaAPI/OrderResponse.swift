@@ -176,7 +176,7 @@ public struct OrderPageResponse: Codable, Sendable {
     }
 }
 
-/// `{"store_id","name","timezone","ready_expiry_minutes","queued_expiry_minutes","created_at","updated_at"}`
+/// `{"store_id","name","timezone","ready_expiry_minutes","queued_expiry_minutes","location"?,"created_at","updated_at"}`
 public struct StoreResponse: Codable, Sendable {
     public var storeID: String
     public var name: String
@@ -186,11 +186,13 @@ public struct StoreResponse: Codable, Sendable {
     public var readyExpiryMinutes: Int?
     /// Minutes an order may stay queued before Crema closes it (`expired`, `never_started`); as above.
     public var queuedExpiryMinutes: Int?
+    /// The store's place; absent while it has none (so the answer of a store without one is what it always was).
+    public var location: StoreLocation?
     public var createdAt: Date
     public var updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case name, timezone
+        case name, timezone, location
         case storeID = "store_id", createdAt = "created_at", updatedAt = "updated_at"
         case readyExpiryMinutes = "ready_expiry_minutes", queuedExpiryMinutes = "queued_expiry_minutes"
     }
@@ -201,6 +203,7 @@ public struct StoreResponse: Codable, Sendable {
         timezone = store.timezone
         readyExpiryMinutes = store.expiryLimits.readyMinutes
         queuedExpiryMinutes = store.expiryLimits.queuedMinutes
+        location = store.location
         createdAt = store.createdAt
         updatedAt = store.updatedAt
     }

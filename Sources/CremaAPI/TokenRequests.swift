@@ -1,22 +1,27 @@
 public import CremaAPNsProtocol
 public import Foundation
 
-/// `PUT /v1/orders/{id}/live-activity-token`.
+/// `PUT /v1/orders/{id}/live-activity-token` and `PUT /v1/me/orders/{id}/live-activity-token`.
 public struct ActivityTokenRequest: Codable, Sendable {
     public var token: String
     public var environment: APNsEnvironment
     /// The app the token came from; absent: the tenant's default app.
     public var bundleID: String?
+    /// `ActivityAuthorizationInfo().frequentPushesEnabled` on the device; absent means true, Apple's default. False
+    /// keeps priority 10 for what must wake the customer (docs/delivery.md, "Frequent updates off").
+    public var frequentUpdates: Bool?
 
     enum CodingKeys: String, CodingKey {
         case token, environment
         case bundleID = "bundle_id"
+        case frequentUpdates = "frequent_updates"
     }
 
-    public init(token: String, environment: APNsEnvironment, bundleID: String? = nil) {
+    public init(token: String, environment: APNsEnvironment, bundleID: String? = nil, frequentUpdates: Bool? = nil) {
         self.token = token
         self.environment = environment
         self.bundleID = bundleID
+        self.frequentUpdates = frequentUpdates
     }
 }
 

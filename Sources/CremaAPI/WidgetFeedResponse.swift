@@ -1,3 +1,4 @@
+public import CremaCore
 public import Foundation
 
 /// `GET /v1/me/widget`: the one order the home-screen and Apple Watch widgets should show now (null when the
@@ -28,23 +29,28 @@ public struct WidgetFeedResponse: Codable, Sendable {
     }
 }
 
-/// A date range for WidgetKit relevance (`RelevantContext.date(from:to:)`): around the pickup ETA.
+/// A date range for WidgetKit relevance (`RelevantContext.date(from:to:)`): the wire form of the core's
+/// `RelevanceInterval`, which holds the rule.
 public struct RelevanceWindow: Codable, Sendable, Hashable {
     public var start: Date
     public var end: Date
 
     /// Before the ETA: time to walk over; after it: time to collect a late or waiting drink.
-    public static let lead: TimeInterval = 15 * 60
-    public static let trail: TimeInterval = 30 * 60
+    public static let lead: TimeInterval = RelevanceInterval.lead
+    public static let trail: TimeInterval = RelevanceInterval.trail
 
     public init(start: Date, end: Date) {
         self.start = start
         self.end = end
     }
 
-    /// From `lead` before the ETA to `trail` after it; a `ready` order is relevant from when it became ready.
+    public init(_ interval: RelevanceInterval) {
+        self.init(start: interval.start, end: interval.end)
+    }
+
+    /// The widget's window: from `lead` before the ETA to `trail` after it; a `ready` order is relevant from when it
+    /// became ready (`RelevanceInterval.widget`).
     public init(eta: Date, readySince: Date?) {
-        start = min(eta.addingTimeInterval(-Self.lead), readySince ?? .distantFuture)
-        end = max(eta, readySince ?? eta).addingTimeInterval(Self.trail)
+        self.init(RelevanceInterval.widget(eta: eta, readySince: readySince))
     }
 }

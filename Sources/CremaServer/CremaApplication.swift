@@ -88,6 +88,7 @@ public enum CremaApplication {
         OrderRoutes(service: dependencies.service).register(on: router)
         TokenRoutes(service: dependencies.service).register(on: router)
         CustomerRoutes(service: dependencies.service).register(on: router)
+        RelevanceRoutes(service: dependencies.service).register(on: router)
         ErasureRoutes(service: dependencies.service).register(on: router)
         WebhookRoutes(webhooks: dependencies.webhooks).register(on: router)
         StreamRoutes(

@@ -33,8 +33,18 @@ public struct StoreService: Sendable {
                     field: field, reason: "must be \(ExpiryLimits.minutesRange.lowerBound)–\(ExpiryLimits.minutesRange.upperBound) minutes")
             }
         }
+        // Absent keeps the stored place, null clears it; a place is checked before anything is written.
+        var location: StoreLocation?? = request.location
+        if case .some(.some(let place)) = request.location {
+            do {
+                location = try StoreLocation.validated(latitude: place.latitude, longitude: place.longitude)
+            } catch {
+                guard case .invalidValue(let field, let reason) = error else { throw ServiceError.invalidValue(field: "location", reason: error.message) }
+                throw ServiceError.invalidValue(field: field, reason: reason)
+            }
+        }
         return try await stores.put(
             id: id, name: name, timezone: timezone, tenant: tenant, readyExpiryMinutes: request.readyExpiryMinutes,
-            queuedExpiryMinutes: request.queuedExpiryMinutes)
+            queuedExpiryMinutes: request.queuedExpiryMinutes, location: location)
     }
 }

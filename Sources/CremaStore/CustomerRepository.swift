@@ -46,18 +46,26 @@ public struct CustomerRepository: Repository {
         }
     }
 
-    /// One of the customer's orders and its last accepted Live Activity push, read in one snapshot; nil when
-    /// no order with this id belongs to this customer.
-    public func order(customerRef: String, tenant: String, id: UUID) async throws(StoreError) -> (CustomerOrder, DeliveredActivityPush?)? {
+    /// One of the customer's orders, its last accepted Live Activity push, and the `frequent_updates` of its Live
+    /// Activity registration (nil when none is registered), read in one snapshot; nil when no order with this id
+    /// belongs to this customer.
+    public func order(
+        customerRef: String, tenant: String, id: UUID
+    ) async throws(StoreError) -> (order: CustomerOrder, push: DeliveredActivityPush?, frequentUpdates: Bool?)? {
         try await database {
             try await pool.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
+                    SELECT \(unescaped: OrderRow.columns), projection::text AS projection,
+                           (SELECT p.frequent_updates FROM push_targets p
+                            WHERE p.tenant_id = orders.tenant_id AND p.store_id = orders.store_id AND p.order_id = orders.order_id
+                              AND p.retired_at IS NULL) AS frequent_updates
+                    FROM orders
                     WHERE tenant_id = \(tenant) AND order_id = \(id) AND customer_ref = \(customerRef)
                     """)
                 guard let row = rows.first else { return nil }
                 let order = try Self.customerOrder(from: row)
+                let frequentUpdates = try row.decode("frequent_updates", as: Bool?.self)
                 // The push ActivityKit shows is the one with the highest aps.timestamp among those delivered.
                 let pushes = try await connection.query(
                     """
@@ -72,7 +80,7 @@ public struct CustomerRepository: Repository {
                         event: try row.decode("la_event", as: String?.self) ?? "update", body: try row.decode("body"),
                         sentAt: try row.decode("sent_at"))
                 }
-                return (order, push)
+                return (order, push, frequentUpdates)
             }
         }
     }

@@ -11,18 +11,20 @@ enum DeliveryPlanning {
     static let historyWindow: TimeInterval = 24 * 60 * 60
 
     /// A CTE body listing the active targets of the order (a CTE named `o` with `tenant_id`, `store_id`,
-    /// `order_id`, `customer_ref`), as `kind, id, environment, registered_at, bundle_id`. A token's app is the one
+    /// `order_id`, `customer_ref`), as `kind, id, environment, registered_at, bundle_id, frequent_updates` (the last true
+    /// for every customer token: only a Live Activity registration says otherwise). A token's app is the one
     /// it registered with, else `defaultBundleID` (given for the default tenant only: `CREMA_APNS_TOPIC`), else the
     /// tenant's default app.
     static func targets(defaultBundleID: String?) -> PostgresQuery {
         """
         SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
-               coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id
+               coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id,
+               p.frequent_updates
         FROM push_targets p, o
         WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
         UNION ALL
         SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
-               coalesce(c.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id))
+               coalesce(c.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)), true
         FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL
         """
     }
@@ -58,6 +60,7 @@ enum DeliveryPlanning {
         var environment: String
         var registered_at: Double
         var bundle_id: String?
+        var frequent_updates: Bool?
     }
 
     private struct HistoryRow: Decodable {
@@ -82,7 +85,8 @@ enum DeliveryPlanning {
             else { return nil }
             return PushTarget(
                 ref: PushTargetRef(kind: kind, id: target.id), environment: environment,
-                registeredAt: Date(timeIntervalSince1970: target.registered_at), bundleID: bundleID)
+                registeredAt: Date(timeIntervalSince1970: target.registered_at), bundleID: bundleID,
+                frequentUpdates: target.frequent_updates ?? true)
         }
     }
 

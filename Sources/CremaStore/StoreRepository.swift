@@ -8,14 +8,19 @@ public struct StoreRepository: Repository {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// The columns `store(from:)` reads.
-    static let columns: StaticString = "store_id, name, timezone, created_at, updated_at, ready_expiry_minutes, queued_expiry_minutes"
+    static let columns: StaticString =
+        "store_id, name, timezone, created_at, updated_at, ready_expiry_minutes, queued_expiry_minutes, latitude, longitude"
 
     /// Creates or renames one of `tenant`'s stores; `created` tells which. Store ids are unique within a tenant. A nil
-    /// expiry limit keeps the store's current one (the default, `ExpiryLimits.standard`, for a new store).
+    /// expiry limit keeps the store's current one (the default, `ExpiryLimits.standard`, for a new store). `location`
+    /// nil keeps the store's place (none for a new store), `.some(nil)` clears it, a value replaces it.
     public func put(
-        id: String, name: String, timezone: String, tenant: String, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil
+        id: String, name: String, timezone: String, tenant: String, readyExpiryMinutes: Int? = nil, queuedExpiryMinutes: Int? = nil,
+        location: StoreLocation?? = nil
     ) async throws(StoreError) -> (store: Store, created: Bool) {
-        try await database {
+        let keepLocation = location == nil
+        let place = location ?? nil
+        return try await database {
             try await pool.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant)").isEmpty else {
                     throw StoreError.unknownTenant(tenant)
@@ -24,12 +29,14 @@ public struct StoreRepository: Repository {
                 guard !known.isEmpty else { throw StoreError.invalidTimezone(timezone) }
                 let rows = try await connection.query(
                     """
-                    INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes)
+                    INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes, latitude, longitude)
                     VALUES (\(tenant), \(id), \(name), \(timezone), \(readyExpiryMinutes ?? ExpiryLimits.standard.readyMinutes),
-                            \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes))
+                            \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes), \(place?.latitude), \(place?.longitude))
                     ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now(),
                         ready_expiry_minutes = coalesce(\(readyExpiryMinutes), stores.ready_expiry_minutes),
-                        queued_expiry_minutes = coalesce(\(queuedExpiryMinutes), stores.queued_expiry_minutes)
+                        queued_expiry_minutes = coalesce(\(queuedExpiryMinutes), stores.queued_expiry_minutes),
+                        latitude = CASE WHEN \(keepLocation)::boolean THEN stores.latitude ELSE EXCLUDED.latitude END,
+                        longitude = CASE WHEN \(keepLocation)::boolean THEN stores.longitude ELSE EXCLUDED.longitude END
                     RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
                     """)
                 let row = rows[0]
@@ -53,6 +60,15 @@ public struct StoreRepository: Repository {
         Store(
             id: try row.decode("store_id"), name: try row.decode("name"), timezone: try row.decode("timezone"),
             createdAt: try row.decode("created_at"), updatedAt: try row.decode("updated_at"),
-            expiryLimits: ExpiryLimits(readyMinutes: try row.decode("ready_expiry_minutes"), queuedMinutes: try row.decode("queued_expiry_minutes")))
+            expiryLimits: ExpiryLimits(readyMinutes: try row.decode("ready_expiry_minutes"), queuedMinutes: try row.decode("queued_expiry_minutes")),
+            location: try location(from: row))
+    }
+
+    /// The store's place from its `latitude` and `longitude` columns (both or neither, by the table's check).
+    static func location(from row: PostgresRow) throws -> StoreLocation? {
+        guard let latitude = try row.decode("latitude", as: Double?.self), let longitude = try row.decode("longitude", as: Double?.self) else {
+            return nil
+        }
+        return StoreLocation(latitude: latitude, longitude: longitude)
     }
 }

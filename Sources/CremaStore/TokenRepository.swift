@@ -24,9 +24,10 @@ public struct TokenRepository: Repository {
     /// With `customerRef` (a customer's own token, `/v1/me`) the order must be that customer's (else
     /// `unknownOrder`, as if it did not exist), and only that customer's other orders can lose the token.
     /// `bundleID` names the app the token came from; nil means the tenant's default app (docs/tenants.md).
+    /// `frequentUpdates` is the app's word on the customer's setting, stored with each registration (true is Apple's default).
     public func putActivityToken(
         orderID: UUID, in scope: TenantScope, token: String, environment: APNsEnvironment, bundleID: String?,
-        customerRef: String? = nil
+        customerRef: String? = nil, frequentUpdates: Bool = true
     ) async throws(StoreError) -> RegisteredToken {
         try await database {
             try await pool.withTransaction { connection in
@@ -47,11 +48,12 @@ public struct TokenRepository: Repository {
                     """)
                 let rows = try await connection.query(
                     """
-                    INSERT INTO push_targets (tenant_id, store_id, kind, order_id, token, environment, bundle_id)
-                    VALUES (\(scope.tenant), \(store), 'live_activity', \(orderID), \(token), \(environment.rawValue), \(app))
+                    INSERT INTO push_targets (tenant_id, store_id, kind, order_id, token, environment, bundle_id, frequent_updates)
+                    VALUES (\(scope.tenant), \(store), 'live_activity', \(orderID), \(token), \(environment.rawValue), \(app),
+                            \(frequentUpdates)::boolean)
                     ON CONFLICT (tenant_id, store_id, order_id) WHERE retired_at IS NULL DO UPDATE
                         SET token = EXCLUDED.token, environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id,
-                            updated_at = now()
+                            frequent_updates = EXCLUDED.frequent_updates, updated_at = now()
                     RETURNING target_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(

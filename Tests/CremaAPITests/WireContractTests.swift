@@ -55,7 +55,13 @@ import Testing
     @Test("items stores boards and pages write their schemas keys") func itemsStoresBoardsAndPagesWriteTheirSchemasKeys() throws {
         let order = try Self.order()
         #expect(try keys(ItemResponse(order.items[0])) == (try document.keys(of: "OrderItem").properties))
-        #expect(try keys(StoreResponse(Self.store)) == (try document.keys(of: "Store").properties))
+        var located = Self.store
+        located.location = StoreLocation(latitude: 37.7936, longitude: -122.3958)
+        let (storeKeys, storeRequired) = try document.keys(of: "Store")
+        #expect(try keys(StoreResponse(located)) == storeKeys)
+        // A store without a place answers without the key, exactly as before locations existed.
+        #expect(try keys(StoreResponse(Self.store)) == storeRequired)
+        #expect(try keys(located.location!) == (try document.keys(of: "StoreLocation").properties))
         #expect(try keys(BoardResponse(store: Self.store, columns: [.preparing: [order]])) == (try document.keys(of: "Board").properties))
         let columns = try document.property("columns", of: "Board")
         let board = BoardResponse(store: Self.store, columns: [:])
@@ -96,10 +102,12 @@ import Testing
         #expect(try keys(place.items[0]) == (try document.keys(of: "OrderItem").properties))
         let event = OrderEventRequest(type: "delayed", expectedVersion: 1, barista: "Sam", eta: Self.now, reason: "r", pickupPoint: "p")
         #expect(try keys(event) == (try document.oneOfKeys("OrderEvent")))
-        let store = StorePutRequest(name: "Market St", timezone: "UTC", readyExpiryMinutes: 120, queuedExpiryMinutes: 240)
+        let store = StorePutRequest(
+            name: "Market St", timezone: "UTC", readyExpiryMinutes: 120, queuedExpiryMinutes: 240,
+            location: StoreLocation(latitude: 37.7936, longitude: -122.3958))
         #expect(try keys(store) == (try document.keys(of: "StorePut").properties))
         #expect(
-            try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example"))
+            try keys(ActivityTokenRequest(token: "ab", environment: .sandbox, bundleID: "cafe.crema.example", frequentUpdates: false))
                 == (try document.keys(of: "ActivityTokenPut").properties))
         #expect(
             try keys(CustomerTokenRequest(environment: .production, replaces: "ab", bundleID: "cafe.crema.example"))
@@ -132,6 +140,12 @@ import Testing
         for answer in [CustomerOrderResponse(order: order, lastDelivered: delivered), CustomerOrderResponse(order: order, lastDelivered: nil)] {
             #expect(try keys(answer) == (try document.keys(of: "CustomerOrder").properties))
         }
+        let entry = RelevanceEntry(
+            orderID: UUID(), storeID: "market-st", interval: RelevanceInterval(start: Self.now, end: Self.now.addingTimeInterval(1800)), location: nil)
+        let (entryKeys, entryRequired) = try document.keys(of: "RelevanceEntry")
+        #expect(try keys(entry) == entryKeys)
+        #expect(entryRequired == entryKeys)
+        #expect(try keys(RelevanceResponse(entries: [entry])) == (try document.keys(of: "Relevance").properties))
         let window = RelevanceWindow(eta: Self.now, readySince: nil)
         #expect(try keys(window) == (try document.keys(of: "RelevanceWindow").properties))
         for feed in [WidgetFeedResponse(order: order, relevance: window, openOrders: 1), WidgetFeedResponse(order: nil, relevance: nil, openOrders: 0)] {

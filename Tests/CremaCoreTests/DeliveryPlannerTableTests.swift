@@ -16,8 +16,11 @@ import Testing
 
     /// Expected decisions, sorted as `DeliveryScenarios.summary` sorts them.
     static let table: [Change: [Tokens: [String]]] = {
-        let routineWithWidget: (Bool) -> [Tokens: [String]] = { widgetChanges in
-            let w = widgetChanges ? "\(widget) p5 widget_changed" : "\(widget) skip widget_unchanged"
+        // What a widget token gets: a reload when what it shows changes, or when the order's relevance interval moves.
+        let shows = "\(widget) p5 widget_changed"
+        let moves = "\(widget) p5 widget_relevance_changed"
+        let unchanged = "\(widget) skip widget_unchanged"
+        let routineWithWidget: (String) -> [Tokens: [String]] = { w in
             return [
                 .everything: ["\(la) update p5 activity_update", "\(alert) skip alert_not_needed", w],
                 .activityOnly: ["\(la) update p5 activity_update"],
@@ -29,8 +32,7 @@ import Testing
                 .none: ["order skip no_targets"],
             ]
         }
-        let urgent: (Int, Bool) -> [Tokens: [String]] = { alertPriority, widgetChanges in
-            let w = widgetChanges ? "\(widget) p5 widget_changed" : "\(widget) skip widget_unchanged"
+        let urgent: (Int, String) -> [Tokens: [String]] = { alertPriority, w in
             return [
                 .everything: ["\(la) update p10 alert activity_update_urgent", "\(alert) skip alert_shown_in_activity", w],
                 .activityOnly: ["\(la) update p10 alert activity_update_urgent"],
@@ -53,11 +55,12 @@ import Testing
             .none: ["order skip no_targets"],
         ]
         return [
-            .placed: routineWithWidget(true),
-            .started: routineWithWidget(false),
-            .smallDelay: routineWithWidget(false),
-            .largeDelay: urgent(5, false),
-            .ready: urgent(10, true),
+            .placed: routineWithWidget(shows),
+            .started: routineWithWidget(unchanged),
+            // A delay moves the ETA, so the end of the pickup window; ready before the ETA leaves the window as it was.
+            .smallDelay: routineWithWidget(moves),
+            .largeDelay: urgent(5, moves),
+            .ready: urgent(10, shows),
             .pickedUp: [
                 .everything: ["\(la) end p5 activity_end", "\(alert) skip alert_not_needed", "\(widget) p5 widget_changed"],
                 .activityOnly: ["\(la) end p5 activity_end"],

@@ -35,6 +35,16 @@ public enum DeliveryPlanner {
         case .started, .delayed: false
         }
     }
+
+    /// The urgent changes that still go at priority 10 when the customer turned frequent updates off
+    /// (docs/delivery.md, "Frequent updates off"): the drink is waiting at the counter, or it will not come; either
+    /// way they act now. A delay, however large, only asks them to wait longer: it goes at priority 5, its alert inside.
+    public static func wakesCustomer(_ event: OrderEventType) -> Bool {
+        switch event {
+        case .ready, .canceled: true
+        case .placed, .started, .delayed, .pickedUp, .expired: false
+        }
+    }
 }
 
 /// One run of the planner: walks the targets in a fixed order (activity, push-to-start, alert, widget),
@@ -109,12 +119,14 @@ private struct Planning {
         }.count
         let budgetLeft = spent < policy.highPriorityPerActivityPerHour
         let hasAlertTargets = !targets(.alert).isEmpty
+        // Frequent updates off: an urgent change that need not wake the customer goes like a routine one, alert inside.
+        let quiet = urgent && !target.frequentUpdates && !DeliveryPlanner.wakesCustomer(context.event)
 
         let priority: Int
         let alertInBody: Bool
         let reason: DeliveryReason
         let sentence: String
-        switch (urgent, budgetLeft) {
+        switch (urgent && !quiet, budgetLeft) {
         case (true, true):
             priority = 10
             alertInBody = true
@@ -134,11 +146,15 @@ private struct Planning {
                 + (hasAlertTargets ? ", and a separate alert." : ", keeping its alert.")
         case (false, _):
             priority = 5
-            alertInBody = false
-            reason = ends ? .activityEnd : .activityUpdate
+            alertInBody = quiet
+            if quiet { alertCarried = true }
+            reason = ends ? .activityEnd : target.frequentUpdates ? .activityUpdate : .activityUpdateFrequentUpdatesOff
+            let frequentOff = "the customer turned frequent updates off, so only ready and canceled go at priority 10"
             sentence = ends
                 ? "The order was \(eventName): the Live Activity ends quietly at priority 5 and leaves the Lock Screen at its dismissal date."
-                : "Routine step (\(eventName)): a silent Live Activity update at priority 5."
+                : quiet ? "\(urgentWhy), but \(frequentOff): a Live Activity update at priority 5 with the alert inside."
+                : target.frequentUpdates ? "Routine step (\(eventName)): a silent Live Activity update at priority 5."
+                : "Routine step (\(eventName)): a silent Live Activity update at priority 5; \(frequentOff)."
         }
         // One activity's pushes share one clock: a push-started activity's updates come after its start.
         let timestamp = nextTimestamp(after: past + startsOfThisOrder)
@@ -270,10 +286,12 @@ private struct Planning {
     // MARK: - Widgets
 
     mutating func planWidget(_ target: PushTarget) {
-        guard DeliveryPlanner.changesWidgets(context.event) else {
+        let shown = DeliveryPlanner.changesWidgets(context.event)
+        let moved = RelevanceInterval.moved(from: context.previous, to: order)
+        guard shown || moved else {
             plan.skips.append(DeliverySkip(
                 target: target.ref, pushType: .widgets, reason: .widgetUnchanged,
-                sentence: "\(eventName.capitalized) does not change what the widget shows."))
+                sentence: "\(eventName.capitalized) changes neither what the widget shows nor when the order is relevant."))
             return
         }
         let past = history(target.ref).filter { $0.pushType == .widgets }
@@ -298,9 +316,18 @@ private struct Planning {
             target: target.ref, pushType: .widgets, topic: APNsPushType.widgets.topic(bundleID: target.bundleID),
             priority: 5, body: APNsBodyBuilder.widget, collapseID: nil,
             expiration: notBefore.addingTimeInterval(policy.widgetLifetime), notBefore: notBefore,
-            liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : .widgetChanged,
+            liveActivityEvent: nil, apnsTimestamp: nil, reason: deferred ? .widgetDeferred : moved ? .widgetRelevanceChanged : .widgetChanged,
             sentence: deferred
-                ? "The order is \(order.state.rawValue), but this widget was pushed less than \(Int(policy.widgetMinimumInterval / 60)) min ago: one reload goes at the end of that interval, covering every change until then."
-                : "The order is \(order.state.rawValue), which the widget shows: a content-changed push at priority 5."))
+                ? "\(widgetWhy(moved: moved)), but this widget was pushed less than \(Int(policy.widgetMinimumInterval / 60)) min ago: one reload goes at the end of that interval, covering every change until then."
+                : "\(widgetWhy(moved: moved)): a content-changed push at priority 5\(moved ? ", so the watch asks for the order's relevance again" : "")."))
+    }
+
+    /// What changed for the widget: the order's relevance interval (by how much its end moved), or what it shows.
+    func widgetWhy(moved: Bool) -> String {
+        guard moved, let previous = context.previous, let before = RelevanceInterval.of(previous), let after = RelevanceInterval.of(order) else {
+            return "The order is \(order.state.rawValue), which the widget shows"
+        }
+        let minutes = Int((after.end.timeIntervalSince(before.end) / 60).rounded())
+        return "The order is \(order.state.rawValue) and its pickup window now ends \(abs(minutes)) min \(minutes < 0 ? "earlier" : "later")"
     }
 }

@@ -8,6 +8,9 @@ public enum DeliveryReason: String, Sendable, Hashable, Codable, CaseIterable {
     case activityUpdateUrgent = "activity_update_urgent"
     /// Urgent, but the activity's priority-10 budget is spent: priority 5, the alert goes separately.
     case activityUpdateBudgetSpent = "activity_update_budget_spent"
+    /// The app said the customer turned frequent updates off: this change does not have to wake them (only `ready`
+    /// and `canceled` do), so priority 5, an alert it carries kept inside.
+    case activityUpdateFrequentUpdatesOff = "activity_update_frequent_updates_off"
     /// Picked up or canceled: the activity ends, with a dismissal date.
     case activityEnd = "activity_end"
     /// No running activity but a push-to-start token: start one.
@@ -20,6 +23,8 @@ public enum DeliveryReason: String, Sendable, Hashable, Codable, CaseIterable {
     case alertActivityPending = "alert_activity_pending"
     /// What a widget shows changed: reload its timeline.
     case widgetChanged = "widget_changed"
+    /// The order's relevance interval moved (a delay, a late `ready`): reload so the watch asks for it again.
+    case widgetRelevanceChanged = "widget_relevance_changed"
     /// What a widget shows changed, but it was pushed recently: send once the minimum interval has passed.
     case widgetDeferred = "widget_deferred"
 
@@ -38,7 +43,7 @@ public enum DeliveryReason: String, Sendable, Hashable, Codable, CaseIterable {
     case activityStartPending = "activity_start_pending"
     /// The order is finished: starting an activity now would only show an ended order.
     case startNotUseful = "start_not_useful"
-    /// This step does not change what a widget shows.
+    /// This step changes neither what a widget shows nor when the order is relevant (`RelevanceInterval`).
     case widgetUnchanged = "widget_unchanged"
     /// A widget push is already waiting for this token; when it goes, the widget reloads with this change.
     case widgetCoalesced = "widget_coalesced"

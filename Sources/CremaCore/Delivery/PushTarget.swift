@@ -10,12 +10,16 @@ public struct PushTarget: Sendable, Hashable {
     public var registeredAt: Date
     /// The app the token belongs to: its pushes carry this bundle id's topic and are signed with its key.
     public var bundleID: String
+    /// A Live Activity token's `frequent_updates`, as the app registered it (Apple's default, true, for every other
+    /// kind): false means the customer turned frequent updates off, and only what must wake them goes at priority 10.
+    public var frequentUpdates: Bool
 
-    public init(ref: PushTargetRef, environment: APNsEnvironment, registeredAt: Date, bundleID: String) {
+    public init(ref: PushTargetRef, environment: APNsEnvironment, registeredAt: Date, bundleID: String, frequentUpdates: Bool = true) {
         self.ref = ref
         self.environment = environment
         self.registeredAt = registeredAt
         self.bundleID = bundleID
+        self.frequentUpdates = frequentUpdates
     }
 
     public var kind: PushTargetKind { ref.kind }

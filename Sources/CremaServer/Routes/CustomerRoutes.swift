@@ -31,11 +31,13 @@ struct CustomerRoutes {
     func order(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let id = try OrderRoutes.orderID(context)
-        guard let (order, push) = try await service.database.customers.order(customerRef: customer.ref, tenant: customer.tenant, id: id) else {
+        guard let read = try await service.database.customers.order(customerRef: customer.ref, tenant: customer.tenant, id: id) else {
             throw APIError.unknownOrder
         }
         return try ConditionalResponse.make(
-            request, CustomerOrderResponse(order: Self.response(order), lastDelivered: push.flatMap(Self.delivered)))
+            request,
+            CustomerOrderResponse(
+                order: Self.response(read.order), lastDelivered: read.push.flatMap(Self.delivered), frequentUpdates: read.frequentUpdates))
     }
 
     func putActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -45,10 +47,13 @@ struct CustomerRoutes {
         let token = try TokenRoutes.validated(body.token, field: "token")
         let registered = try await service.database.tokens.putActivityToken(
             orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: customer.tenant),
-            customerRef: customer.ref)
+            customerRef: customer.ref, frequentUpdates: body.frequentUpdates ?? true)
         context.logger.info(
             "live activity token registered by the customer",
-            metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+            metadata: [
+                "order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)",
+                "frequent_updates": "\(body.frequentUpdates ?? true)",
+            ])
         return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id, customerRef: nil))
     }
 
@@ -92,7 +97,7 @@ struct CustomerRoutes {
         }
         return WidgetFeedResponse(
             order: shown.map(response),
-            relevance: shown.map { RelevanceWindow(eta: $0.order.eta, readySince: $0.order.state == .ready ? $0.order.updatedAt : nil) },
+            relevance: shown.map { RelevanceWindow(RelevanceInterval.widget($0.order)) },
             openOrders: open.count)
     }
 

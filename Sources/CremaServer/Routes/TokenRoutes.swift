@@ -27,10 +27,14 @@ struct TokenRoutes {
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
         let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant))
+            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant),
+            frequentUpdates: body.frequentUpdates ?? true)
         context.logger.info(
             "live activity token registered",
-            metadata: ["order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)"])
+            metadata: [
+                "order_id": "\(id)", "token": "\(registered.redactedToken)", "created": "\(registered.created)",
+                "frequent_updates": "\(body.frequentUpdates ?? true)",
+            ])
         return try JSONResponse.make(registered.created ? .created : .ok, TokenResponse(registered, orderID: id, customerRef: nil))
     }
 
