@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
+                "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -30,3 +30,17 @@ public struct AnnouncementRequest: Codable, Sendable, Hashable {
         self.until = until
     }
 }
+
+/// `PUT /v1/me/stores/{store}/broadcast/start-token`: the push-to-start token of the app's `StoreBoardAttributes`
+/// activities (`Activity<StoreBoardAttributes>.pushToStartToken`), registered for one store: the customer's consent
+/// to have the store's board started on this device when they order there.
+public struct BoardStartTokenRequest: Codable, Sendable, Hashable {
+    public var token: String
+    /// `sandbox` or `production` (the default).
+    public var environment: String?
+
+    public init(token: String, environment: String? = nil) {
+        self.token = token
+        self.environment = environment
+    }
+}

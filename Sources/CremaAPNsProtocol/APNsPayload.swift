@@ -20,6 +20,8 @@ public enum APNsPayload {
             public var attributesType: String?
             public var attributes: Attributes?
             public var inputPushToken: Int?
+            /// A start onto a broadcast channel (iOS 18): the started activity subscribes to this channel.
+            public var inputPushChannel: String?
 
             public init(
                 timestamp: Int, event: LiveActivityEvent, contentState: ContentState, staleDate: Int? = nil,
@@ -41,6 +43,7 @@ public enum APNsPayload {
                 case relevanceScore = "relevance-score"
                 case attributesType = "attributes-type"
                 case inputPushToken = "input-push-token"
+                case inputPushChannel = "input-push-channel"
             }
         }
     }

@@ -164,6 +164,10 @@ struct APNsRequestValidator: Sendable {
             }
             guard aps["attributes"]?.isObject == true else { return refuse("a start needs aps.attributes (an object)") }
             guard aps["alert"]?.isObject == true else { return refuse("a start needs aps.alert (an object)") }
+            if let channel = aps["input-push-channel"] {
+                guard channel.stringValue?.isEmpty == false else { return refuse("aps.input-push-channel must be a channel id (a string)") }
+                guard aps["input-push-token"] == nil else { return refuse("a start subscribes to a channel or asks for a token, not both") }
+            }
         } else if aps["attributes"] != nil || aps["attributes-type"] != nil {
             return refuse("only a start may carry aps.attributes and aps.attributes-type")
         }

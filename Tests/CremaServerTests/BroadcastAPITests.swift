@@ -193,4 +193,48 @@ import Testing
             #expect(missing.errorCode == "broadcast_not_enabled")
         }
     }
+
+    @Test("a customer who asked for the board has it started on their device onto the channel, once per order they place")
+    func theBoardStartsOnTheCustomersDevice() async throws {
+        try await H.run { h in
+            let channel = try await Self.enable(h)
+            let device = H.token(9, length: 64)
+            let customer = "Bearer \(try await CustomerTokenFixtures.token(for: "c-1"))"
+            let registered = try await h.api.send(
+                .put, "/v1/me/stores/market-st/broadcast/start-token", body: #"{"token":"\#(device)","environment":"production"}"#, rawKey: customer)
+            #expect(registered.status == .noContent, "\(registered.text)")
+            let first = try await h.place(customer: "c-1")
+            _ = try await h.place(customer: "c-2")
+            #expect(try await Self.settle(h) == 1)
+            var starts = h.accepted(device)
+            try #require(starts.count == 1)
+            #expect(starts[0].record.topic == "\(H.bundleID).push-type.liveactivity")
+            #expect(starts[0].aps["event"] as? String == "start")
+            #expect(starts[0].aps["attributes-type"] as? String == "StoreBoardAttributes")
+            #expect(starts[0].aps["input-push-channel"] as? String == channel)
+            #expect(starts[0].aps["input-push-token"] == nil)
+            #expect((starts[0].aps["content-state"] as? [String: Any])?["preparing"] as? [Int] == [1, 2])
+
+            // Another change at the store: broadcast, not started again.
+            try await h.event(first, #"{"type":"started","barista":"Sam"}"#)
+            #expect(try await Self.settle(h) == 1)
+            #expect(h.accepted(device).count == 1)
+            // A new order by the same customer starts it again (the first activity may have ended).
+            _ = try await h.place(customer: "c-1")
+            #expect(try await Self.settle(h) == 1)
+            starts = h.accepted(device)
+            #expect(starts.count == 2)
+
+            let removed = try await h.api.send(.delete, "/v1/me/stores/market-st/broadcast/start-token", rawKey: customer)
+            #expect(removed.status == .noContent)
+            _ = try await h.place(customer: "c-1")
+            #expect(try await Self.settle(h) == 1)
+            #expect(h.accepted(device).count == 2)
+
+            try await h.api.createStore("pier-9")
+            let elsewhere = try await h.api.send(
+                .put, "/v1/me/stores/pier-9/broadcast/start-token", body: #"{"token":"\#(device)"}"#, rawKey: customer)
+            #expect(elsewhere.errorCode == "broadcast_not_enabled")
+        }
+    }
 }

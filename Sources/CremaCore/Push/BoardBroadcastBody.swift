@@ -42,6 +42,39 @@ public enum BoardBroadcastBody {
             encode: { APNsPayload.encode(Payload(aps: $0)) })
     }
 
+    /// A push-to-start that starts the board on one device subscribed to the store's channel (`input-push-channel`,
+    /// iOS 18): the board's attributes and state now, and an alert naming the store with the board's first line.
+    public static func start(
+        _ state: StoreBoardAttributes.ContentState, attributes: StoreBoardAttributes, channelID: String, staleDate: Date?
+    ) -> APNsBody {
+        var aps = Payload.APS(
+            timestamp: APNsPayload.unixSeconds(state.updatedAt) ?? 0, event: .start, contentState: state,
+            staleDate: staleDate.flatMap(APNsPayload.unixSeconds))
+        aps.attributesType = "StoreBoardAttributes"
+        aps.attributes = attributes
+        aps.inputPushChannel = channelID
+        aps.alert = .init(title: attributes.storeName, body: state.lockScreen.title, sound: nil)
+        return APNsBodyFitter.fit(
+            aps,
+            drops: [
+                { aps in
+                    defer { aps.contentState.lockScreen.announcement = nil }
+                    return aps.contentState.lockScreen.announcement != nil
+                },
+                { aps in
+                    defer { aps.contentState.announcement = nil }
+                    return aps.contentState.announcement != nil
+                },
+            ],
+            names: Array(dropOrder.prefix(2)),
+            cap: { aps, limit in
+                aps.contentState.small.title = TextByteCap.cap(aps.contentState.small.title, to: limit)
+                aps.contentState.lockScreen.title = TextByteCap.cap(aps.contentState.lockScreen.title, to: limit)
+                aps.contentState.lockScreen.subtitle = TextByteCap.cap(aps.contentState.lockScreen.subtitle, to: limit)
+            },
+            encode: { APNsPayload.encode(Payload(aps: $0)) })
+    }
+
     /// How long a board stays current on a device without a newer broadcast.
     public static let staleAfter: Double = 30 * 60
 }

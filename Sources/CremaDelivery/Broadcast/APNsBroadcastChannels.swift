@@ -59,9 +59,8 @@ public struct APNsBroadcastChannels: BroadcastChannels {
     }
 
     private func lane(tenant: String, bundleID: String, environment: String) throws(BroadcastRefusal) -> (APNsSigningKey, APNsEnvironment) {
-        guard let key = keyring.key(for: bundleID, tenant: tenant) else {
-            throw .apnsRefused(status: 403, reason: "no APNs key for \(bundleID) in this process")
-        }
+        // No key for the app here: this process cannot sign for it, as one that sends no pushes cannot.
+        guard let key = keyring.key(for: bundleID, tenant: tenant) else { throw .unavailable }
         return (key, APNsEnvironment(rawValue: environment) ?? .production)
     }
 

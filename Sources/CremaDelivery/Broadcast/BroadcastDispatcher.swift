@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaAPNsKey
 public import CremaAPNs
 import CremaAPNsProtocol
 public import CremaClock
@@ -121,6 +122,7 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
             case .accepted:
                 metrics.broadcast(outcome: "sent")
                 try await service.database.broadcasts.finish(due, status: response.status, reason: nil, sent: true, at: now)
+                await startBoards(on: channel, board, key: key, now: now)
             case .channelGone:
                 metrics.broadcast(outcome: "channel_gone")
                 try await recreate(channel, because: response.reason ?? "ChannelNotRegistered")
@@ -143,6 +145,53 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
             }
         } catch {
             logger.warning("broadcast not recorded; its lease will bring it back", metadata: ["store": "\(channel.storeID)", "error": "\(error)"])
+        }
+    }
+
+    /// Starts the board on the devices of customers who asked for it (a push-to-start token registered for the store)
+    /// and ordered there since it was last started for them: a push-to-start onto the channel, with the board just
+    /// broadcast. A start that fails is tried again with the store's next broadcast; a dead token is retired.
+    func startBoards(on channel: StoreChannelRecord, _ board: StoreBoard, key: APNsSigningKey, now: Date) async {
+        let starts: [BoardStart]
+        do {
+            starts = try await service.database.broadcasts.dueStarts(store: channel.storeID, tenant: channel.tenantID)
+        } catch {
+            logger.warning("could not read the boards to start; the next broadcast tries again", metadata: ["store": "\(channel.storeID)", "error": "\(error)"])
+            return
+        }
+        guard !starts.isEmpty else { return }
+        let body = BoardBroadcastBody.start(
+            board.board.state, attributes: board.board.attributes, channelID: channel.channelID,
+            staleDate: now.addingTimeInterval(BoardBroadcastBody.staleAfter))
+        await withTaskGroup(of: Void.self) { group in
+            for start in starts {
+                group.addTask {
+                    let request = APNsRequest(
+                        deviceToken: start.token, environment: APNsEnvironment(rawValue: start.environment) ?? .production, pushType: .liveactivity,
+                        topic: APNsPushType.liveactivity.topic(bundleID: channel.bundleID), priority: 10, body: body.json)
+                    let retired: String?
+                    do {
+                        let response = try await client.send(request, signedBy: key)
+                        switch response.disposition {
+                        case .delivered: retired = nil
+                        case .retireToken: retired = response.reason ?? "HTTP \(response.status)"
+                        case .retry, .refreshProviderToken, .signingKeyRejected, .deadLetter:
+                            metrics.start(outcome: "retry")
+                            return
+                        }
+                    } catch {
+                        metrics.start(outcome: "retry")
+                        return
+                    }
+                    metrics.start(outcome: retired == nil ? "sent" : "retired")
+                    do {
+                        try await service.database.broadcasts.finishStart(
+                            start, store: channel.storeID, tenant: channel.tenantID, retiredBecause: retired, at: now)
+                    } catch {
+                        logger.warning("board start not recorded; it may be sent again", metadata: ["store": "\(channel.storeID)", "error": "\(error)"])
+                    }
+                }
+            }
         }
     }
 

@@ -18,6 +18,8 @@ struct BroadcastRoutes {
         router.delete("/v1/stores/{store}/broadcast") { request, context in try await self.disable(request, context) }
         router.post("/v1/stores/{store}/announcements") { request, context in try await self.announce(request, context) }
         router.get("/v1/me/stores/{store}/broadcast") { request, context in try await self.customerBoard(request, context) }
+        router.put("/v1/me/stores/{store}/broadcast/start-token") { request, context in try await self.putStartToken(request, context) }
+        router.delete("/v1/me/stores/{store}/broadcast/start-token") { request, context in try await self.deleteStartToken(request, context) }
     }
 
     func enable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -56,6 +58,23 @@ struct BroadcastRoutes {
         let customer = try context.authorizeCustomer()
         let store = try StoreRoutes.storeID(context)
         return try JSONResponse.make(.ok, try await broadcasts.customerBoard(store: store, tenant: customer.tenant))
+    }
+
+    func putStartToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let store = try StoreRoutes.storeID(context)
+        let body = try WireCoding.decode(BoardStartTokenRequest.self, from: try await request.bodyData(context: context))
+        try await broadcasts.registerStartToken(store: store, body, customerRef: customer.ref, tenant: customer.tenant)
+        return Response(status: .noContent)
+    }
+
+    func deleteStartToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let store = try StoreRoutes.storeID(context)
+        guard try await broadcasts.removeStartToken(store: store, customerRef: customer.ref, tenant: customer.tenant) else {
+            throw APIError.unknownToken
+        }
+        return Response(status: .noContent)
     }
 
     /// The path's store, which the caller's key must reach (a key limited to other stores gets 403, as for orders).

@@ -115,6 +115,29 @@ public struct BroadcastService: Sendable {
             channelID: channel.channelID, environment: channel.environment, attributes: board.attributes, contentState: board.contentState)
     }
 
+    /// Keeps the customer's consent and token to have the store's board started on their device when they order
+    /// there (docs/broadcast.md, "Starting the board").
+    public func registerStartToken(store: String, _ request: BoardStartTokenRequest, customerRef: String, tenant: String) async throws {
+        let token: String
+        do throws(OrderError) {
+            token = try PushTokenValidation.normalized(request.token, field: "token")
+        } catch {
+            throw StoreError.rejected(error)
+        }
+        let environment = request.environment ?? "production"
+        guard ["sandbox", "production"].contains(environment) else {
+            throw ServiceError.invalidValue(field: "environment", reason: "must be \"sandbox\" or \"production\"")
+        }
+        guard try await database.broadcasts.channel(store: store, tenant: tenant) != nil else { throw ServiceError.broadcast(.notEnabled) }
+        try await database.broadcasts.registerStartToken(
+            store: store, tenant: tenant, customerRef: customerRef, token: token, environment: environment, at: clock.now)
+    }
+
+    /// Withdraws that consent; false when there was none.
+    public func removeStartToken(store: String, customerRef: String, tenant: String) async throws -> Bool {
+        try await database.broadcasts.removeStartToken(store: store, tenant: tenant, customerRef: customerRef)
+    }
+
     /// The store's board now, as a broadcast would carry it.
     public func board(store: String, tenant: String) async throws -> StoreBoard {
         let now = clock.now

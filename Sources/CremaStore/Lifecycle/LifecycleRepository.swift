@@ -90,7 +90,10 @@ public struct LifecycleRepository: Repository {
                     SELECT \(PersonalDataScrub.selectList) FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) ORDER BY placed_at FOR UPDATE
                     """,
-                    "SELECT count(*) AS n FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)",
+                    """
+                    SELECT (SELECT count(*) FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef))
+                         + (SELECT count(*) FROM board_start_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)) AS n
+                    """,
                 ])
                 let targets = try answers[1].map(PersonalDataScrub.target(from:))
                 let tokens = try answers[2].first?.decode("n", as: Int.self) ?? 0
@@ -102,6 +105,8 @@ public struct LifecycleRepository: Repository {
                     """
                     WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
                         DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
+                    ), removed_board_tokens AS (
+                        DELETE FROM board_start_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
                     ), scrubbed_customer_webhooks AS (
                         -- token.retired events of the customer's own tokens (those of an order are scrubbed with it).
                         UPDATE webhook_events w SET customer_ref = NULL, body = \(WebhookOutbox.redactedBody("w.body"))
@@ -116,7 +121,8 @@ public struct LifecycleRepository: Repository {
                     ), counts AS (
                         SELECT (SELECT count(*) FROM scrubbed_orders)::int AS orders, (SELECT count(*) FROM scrubbed_events)::int AS events,
                                (SELECT count(*) FROM scrubbed_deliveries)::int AS deliveries,
-                               ((SELECT count(*) FROM removed_tokens) + (SELECT count(*) FROM removed_activity_tokens))::int AS tokens,
+                               ((SELECT count(*) FROM removed_tokens) + (SELECT count(*) FROM removed_activity_tokens)
+                                + (SELECT count(*) FROM removed_board_tokens))::int AS tokens,
                                (SELECT count(*) FROM scrubbed_keys)::int AS idempotency_keys
                     ), logged AS (
                         INSERT INTO customer_erasures (tenant_id, customer_ref_sha256, erased_at, orders, events, deliveries, tokens, idempotency_keys)
