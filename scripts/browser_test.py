@@ -54,6 +54,8 @@ class Page:
 
 async def main():
     api("PUT", "/v1/stores/market-st", "pos", {"name": "Market St", "timezone": "America/Los_Angeles"})
+    # The store's pickup board on a broadcast channel (the built-in simulator answers the channel API).
+    api("PUT", "/v1/stores/market-st/broadcast", "pos", {"storage": "none"})
     eta = (datetime.now(timezone.utc) + timedelta(minutes=6)).strftime("%Y-%m-%dT%H:%M:%SZ")
     order = api("POST", "/v1/orders", "pos", {"store_id": "market-st", "pos_ref": "T-77", "display_name": "Ana", "locale": "es",
                                               "items": [{"name": "Oat latte", "size": "grande", "quantity": 1}], "eta": eta})
@@ -91,10 +93,15 @@ async def main():
         api("POST", f"/v1/orders/{oid}/events", "barista", {"type": "ready", "pickup_point": "counter"})
         ready = json.dumps(api("GET", f"/v1/orders/{oid}", "dashboard")["projection"]["lockScreen"]["title"])
         await page.wait(f'document.querySelector(\'[data-field="lock-title"]\').textContent === {ready}', "previews to show ready")
+        # The pickup board above the columns shows what the store's broadcast carries.
+        board = json.dumps(api("GET", "/v1/stores/market-st/broadcast", "dashboard")["content_state"]["lockScreen"]["title"])
+        await page.wait(f'document.querySelector(\'#broadcast [data-field="broadcast-title"]\')?.textContent === {board}',
+                        "the pickup board to show the broadcast's title")
+        assert "null" not in await page.eval('document.querySelector("#broadcast").textContent'), "the pickup board shows a null"
         shot = await page.screenshot("board-previews.png")
         if os.environ.get("UPDATE_DOCS"):
             shutil.copy(shot, "docs/dashboard.png")
-    print("browser test passed: the card moved columns and the previews match the API's projection")
+    print("browser test passed: the card moved columns, the previews match the API's projection and the pickup board its broadcast")
 
 
 asyncio.run(main())
