@@ -166,7 +166,13 @@ import Testing
             #expect(try await Self.settle(h) == 1)
             let sent = try #require(Self.broadcasts(h, channel).last)
             #expect((sent.aps["content-state"] as? [String: Any])?["announcement"] as? String == "Espresso machine back at 10:30")
+            // When it ends, the board goes out again without it, though no order changed.
+            #expect(try await h.broadcaster.sendDue() == 0)
             await h.clock.advance(601)
+            #expect(try await h.broadcaster.sendDue() == 1)
+            let after = try #require(Self.broadcasts(h, channel).last)
+            #expect((after.aps["content-state"] as? [String: Any])?["announcement"] == nil)
+            #expect(try await Self.settle(h) == 0)
             let read = try await h.api.send(.get, "/v1/stores/market-st/broadcast", as: .dashboard)
             #expect((read.json["content_state"] as? [String: Any])?["announcement"] == nil)
             let past = try await h.api.post(

@@ -122,6 +122,10 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
             case .accepted:
                 metrics.broadcast(outcome: "sent")
                 try await service.database.broadcasts.finish(due, status: response.status, reason: nil, sent: true, at: now)
+                // An announcement that ends changes the board with no order changing: it goes again then.
+                if let changesAt = board.changesAt {
+                    try await service.database.broadcasts.queueBoard(store: channel.storeID, tenant: channel.tenantID, due: changesAt)
+                }
                 await startBoards(on: channel, board, key: key, now: now)
             case .channelGone:
                 metrics.broadcast(outcome: "channel_gone")

@@ -12,11 +12,14 @@ public struct StoreBoard: Sendable {
     public var body: APNsBody
     public var contentState: JSONValue
     public var attributes: JSONValue
+    /// When the board changes by itself (the next running announcement ends), so that it is broadcast again then.
+    public var changesAt: Date?
 
     public init(store: String, inputs: BoardInputs, now: Date) {
         let (attributes, state) = StoreBoardProjector.project(
             storeID: store, storeName: inputs.storeName, orders: inputs.orders, announcements: inputs.announcements, now: now)
         board = (attributes, state)
+        changesAt = inputs.announcements.map(\.until).filter { $0 > now }.min()
         body = BoardBroadcastBody.make(state, staleDate: now.addingTimeInterval(BoardBroadcastBody.staleAfter))
         let sent = (try? JSONDecoder().decode(JSONValue.self, from: body.json)) ?? .object([:])
         contentState = sent["aps"]?["content-state"] ?? .object([:])

@@ -120,6 +120,22 @@ public struct BroadcastRepository: Repository {
         }
     }
 
+    /// Queues the store's board for `due` (an announcement ending), unless it is queued already (then it goes sooner
+    /// and is queued again for the same reason after).
+    public func queueBoard(store: String, tenant: String, due: Date) async throws(StoreError) {
+        try await database {
+            try await pool.withConnection { connection in
+                _ = try await connection.query(
+                    """
+                    INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
+                    SELECT tenant_id, store_id, \(BoardChange.announcement.priority), \(due)
+                    FROM store_channels WHERE tenant_id = \(tenant) AND store_id = \(store)
+                    ON CONFLICT (tenant_id, store_id) DO NOTHING
+                    """)
+            }
+        }
+    }
+
     /// What the store's board is projected from, at `now`; nil for an unknown store.
     public func board(store: String, tenant: String, now: Date) async throws(StoreError) -> BoardInputs? {
         try await database {
