@@ -1,3 +1,4 @@
+import CremaAPNsKey
 import CremaAPNsProtocol
 import CremaAPNsSimulator
 import CremaCore
@@ -241,6 +242,30 @@ import Testing
             let elsewhere = try await h.api.send(
                 .put, "/v1/me/stores/pier-9/broadcast/start-token", body: #"{"token":"\#(device)"}"#, rawKey: customer)
             #expect(elsewhere.errorCode == "broadcast_not_enabled")
+        }
+    }
+
+    @Test("a tenant's board goes on a channel of its own app, created and broadcast with its own team's key")
+    func aTenantsBoardUsesItsOwnKey() async throws {
+        try await H.run(trusting: [TenantDeliveryTests.harborKey]) { h in
+            let keys = try await TenantDeliveryTests.harbor(h)
+            _ = try await h.api.send(.put, "/v1/stores/h1", body: #"{"name":"Harbor One"}"#, rawKey: keys.pos)
+            let enabled = try await h.api.send(.put, "/v1/stores/h1/broadcast", body: #"{"storage":"none"}"#, rawKey: keys.pos)
+            #expect(enabled.status == .ok, "\(enabled.text)")
+            #expect(enabled.json["bundle_id"] as? String == TenantDeliveryTests.harborApp)
+            let channel = try #require(enabled.json["channel_id"] as? String)
+            #expect(h.simulator.channels().first { $0.id == channel }?.bundleID == TenantDeliveryTests.harborApp)
+            let placed = try await h.api.send(
+                .post, "/v1/orders", idempotencyKey: UUID().uuidString, body: APIClient.orderBody(store: "h1"), rawKey: keys.pos)
+            #expect(placed.status == .created, "\(placed.text)")
+            #expect(try await Self.settle(h) == 1)
+            let sent = try #require(Self.broadcasts(h, channel).last)
+            #expect(sent.record.keyID == TenantDeliveryTests.harborKey.keyID)
+            #expect(sent.record.teamID == TenantDeliveryTests.harborKey.teamID)
+            #expect(sent.record.path.hasSuffix("/4/broadcasts/apps/\(TenantDeliveryTests.harborApp)"))
+            // The default tenant's POS key does not reach harbor's store.
+            let other = try await h.api.send(.get, "/v1/stores/h1/broadcast", as: .pos)
+            #expect(other.status.code == 404)
         }
     }
 }
