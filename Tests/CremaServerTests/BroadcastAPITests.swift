@@ -268,4 +268,18 @@ import Testing
             #expect(other.status.code == 404)
         }
     }
+
+    @Test("past APNs' channel limit a store's board is refused cleanly and nothing is kept")
+    func pastTheChannelLimitTheBoardIsRefused() async throws {
+        try await H.run(maxChannelsPerApp: 1) { h in
+            _ = try await Self.enable(h)
+            try await h.api.createStore("pier-9")
+            let refused = try await h.api.send(.put, "/v1/stores/pier-9/broadcast", as: .pos, body: #"{"storage":"none"}"#)
+            #expect(refused.status.code == 409)
+            #expect(refused.errorCode == "channel_limit_reached")
+            let read = try await h.api.send(.get, "/v1/stores/pier-9/broadcast", as: .pos)
+            #expect(read.errorCode == "broadcast_not_enabled")
+            #expect(h.simulator.channels().count == 1)
+        }
+    }
 }

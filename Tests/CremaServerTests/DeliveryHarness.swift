@@ -58,17 +58,18 @@ struct DeliveryHarness: Sendable {
 
     static func run(
         _ label: String = #function, dispatcher settings: DispatcherConfiguration = fastRetries, dispatchers: Int = 1,
-        dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
+        dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], maxChannelsPerApp: Int = 10_000, _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let clock = TestClock(Date())
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = APNsSigningKey.generate(keyID: "TESTKEY001", teamID: "TESTTEAM01")
-        let simConfiguration = APNsSimulatorConfiguration(
+        var simConfiguration = APNsSimulatorConfiguration(
             directory: directory.path,
             keys: ([key] + extraKeys).map { APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM) },
             clock: .system)
+        simConfiguration.maxChannelsPerApp = maxChannelsPerApp
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
         var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile)
