@@ -17,6 +17,7 @@ can still be refused, and `positive_data_acceptance` would fail for a reason tha
 - a webhook receiver's host must resolve, and only to public addresses (`422 webhook_address_refused`): a
   generated host name does not resolve where the fuzz runs (often without a network), so a registration
   gets a public IP literal, which Crema checks without DNS;
+- a store announcement's `until` must lie within the next 24 hours, like an ETA's window;
 - a tenant's `rate` must have its burst at least its rate, which no pattern can compare; and limits the fuzz sets
   must not starve the rest of the run (docs/limits.md): they are set to their maximum, the rate to none.
 
@@ -94,6 +95,11 @@ def before_call(context, case, kwargs):
         eta = body.get("eta")
         if isinstance(eta, str) and RFC3339.match(eta):
             body["eta"] = _inside_window(eta)
+        until = body.get("until")
+        if isinstance(until, str) and case.operation.path == "/v1/stores/{store}/announcements":
+            # An announcement ends in the next 24 hours: the same generated value, moved to 1 to 23 hours from now.
+            spread = int(hashlib.sha256(until.encode()).hexdigest(), 16) % (22 * 3600)
+            body["until"] = (datetime.now(timezone.utc) + timedelta(hours=1, seconds=spread)).strftime("%Y-%m-%dT%H:%M:%SZ")
         zone = body.get("timezone")
         if isinstance(zone, str):
             body["timezone"] = ZONES[len(zone) % len(ZONES)]

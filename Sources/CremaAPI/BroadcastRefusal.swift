@@ -32,10 +32,11 @@ public enum BroadcastRefusal: Error, Sendable, Hashable {
     public var statusCode: Int {
         switch self {
         case .notEnabled: 404
-        case .storageConflict, .channelLimit: 409
+        // "Not configured here" is a conflict with this deployment, as `master_key_not_configured` is, not an outage.
+        case .storageConflict, .channelLimit, .unavailable: 409
         case .bundleRequired: 422
         case .apnsRefused: 502
-        case .unavailable, .apnsUnavailable: 503
+        case .apnsUnavailable: 503
         }
     }
 

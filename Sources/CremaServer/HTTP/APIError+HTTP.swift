@@ -88,6 +88,7 @@ extension APIError: HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self == .databaseUnavailable { headers[.retryAfter] = String(Self.retryAfterSeconds) }
         if self == .idempotencyInProgress { headers[.retryAfter] = "1" }
+        if case .broadcast(.apnsUnavailable) = self { headers[.retryAfter] = String(Self.retryAfterSeconds) }
         if case .rateLimited(let seconds) = self { headers[.retryAfter] = String(seconds) }
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if case .customerToken = self { headers[.wwwAuthenticate] = #"Bearer error="invalid_token""# }

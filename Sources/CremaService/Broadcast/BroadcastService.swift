@@ -85,9 +85,10 @@ public struct BroadcastService: Sendable {
 
     /// Keeps an announcement for the store's board (shown to everyone following it until `until`).
     public func announce(store: String, _ request: AnnouncementRequest, in scope: TenantScope) async throws -> AnnouncementResponse {
+        // As the document and the table count: code points, before trimming; no control character anywhere.
         let message = request.message.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !message.isEmpty, request.message.count <= StoreAnnouncement.maxCharacters,
-            !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        guard !message.isEmpty, request.message.unicodeScalars.count <= StoreAnnouncement.maxCharacters,
+            !request.message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
             throw ServiceError.invalidValue(
                 field: "message", reason: "must be 1–\(StoreAnnouncement.maxCharacters) characters without control characters")
