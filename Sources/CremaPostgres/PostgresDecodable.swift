@@ -37,7 +37,7 @@ extension Bool: PostgresDecodable {
 }
 
 extension UUID: PostgresDecodable {
-    public init?(postgresText text: String) { self.init(uuidString: text) }
+    public init?(postgresText text: String) { self.init(canonicalText: text) }
 }
 
 extension Date: PostgresDecodable {

@@ -31,7 +31,7 @@ extension Bool: PostgresEncodable {
 }
 
 extension UUID: PostgresEncodable {
-    public var postgresText: String { uuidString.lowercased() }
+    public var postgresText: String { lowercasedText }
 }
 
 extension Date: PostgresEncodable {
