@@ -96,7 +96,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -216,7 +217,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -266,7 +268,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT tenant_id, store_id, 10, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -316,7 +319,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,

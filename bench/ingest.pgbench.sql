@@ -124,7 +124,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -238,7 +239,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -288,7 +290,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT tenant_id, store_id, 10, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -338,7 +341,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT tenant_id, store_id, 5, now()::timestamptz + make_interval(secs => 1)
     FROM store_channels WHERE tenant_id = 'default' AND store_id = ('s' || :st)
     ON CONFLICT (tenant_id, store_id) DO UPDATE
-        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+        SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+            due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
 ), outbox AS (
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,

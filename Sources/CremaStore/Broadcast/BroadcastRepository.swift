@@ -107,7 +107,8 @@ public struct BroadcastRepository: Repository {
         SELECT tenant_id, store_id, \(change.priority), \(at)::timestamptz + make_interval(secs => \(BoardChange.settleSeconds))
         FROM store_channels WHERE tenant_id = \(tenant) AND store_id = \(store)
         ON CONFLICT (tenant_id, store_id) DO UPDATE
-            SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority)
+            SET changes = broadcast_outbox.changes + 1, priority = greatest(broadcast_outbox.priority, EXCLUDED.priority),
+                due_at = least(broadcast_outbox.due_at, EXCLUDED.due_at)
         """
     }
 
@@ -175,20 +176,21 @@ public struct BroadcastRepository: Repository {
                 try await connection.query(
                     """
                     WITH due AS (
-                        SELECT tenant_id, store_id FROM broadcast_outbox
+                        SELECT tenant_id, store_id, priority FROM broadcast_outbox
                         WHERE due_at <= \(now) AND (leased_until IS NULL OR leased_until < \(now))
                         ORDER BY due_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     ), leased AS (
-                        UPDATE broadcast_outbox b SET leased_until = \(now)::timestamptz + make_interval(secs => \(lease)), attempts = attempts + 1
+                        UPDATE broadcast_outbox b SET leased_until = \(now)::timestamptz + make_interval(secs => \(lease)),
+                               lease = gen_random_uuid(), attempts = attempts + 1, priority = 5
                         FROM due WHERE b.tenant_id = due.tenant_id AND b.store_id = due.store_id
-                        RETURNING b.tenant_id, b.store_id, b.priority, b.changes, b.attempts
+                        RETURNING b.tenant_id, b.store_id, due.priority, b.changes, b.attempts, b.lease
                     )
-                    SELECT leased.priority::int AS priority, leased.changes, leased.attempts, \(unescaped: Self.prefixedColumns)
+                    SELECT leased.priority::int AS priority, leased.changes, leased.attempts, leased.lease, \(unescaped: Self.prefixedColumns)
                     FROM leased JOIN store_channels c ON c.tenant_id = leased.tenant_id AND c.store_id = leased.store_id
                     """
                 ).map { row in
                     DueBroadcast(
-                        channel: try Self.channel(from: row), priority: try row.decode("priority"),
+                        channel: try Self.channel(from: row), lease: try row.decode("lease"), priority: try row.decode("priority"),
                         changes: try row.decode("changes"), attempts: try row.decode("attempts"))
                 }
             }
@@ -196,7 +198,8 @@ public struct BroadcastRepository: Repository {
     }
 
     /// Records APNs' answer on the channel and removes the board from the outbox, unless changes arrived while it was
-    /// in flight: then it is due again one settle later, at routine priority unless a new change raised it.
+    /// in flight: then it is due again one settle later (at the priority those changes earned). Only the claim holding
+    /// the row's lease changes the outbox; the channel's record is written only while it is still the channel sent to.
     public func finish(_ due: DueBroadcast, status: Int?, reason: String?, sent: Bool, at: Date) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
@@ -204,30 +207,33 @@ public struct BroadcastRepository: Repository {
                     """
                     UPDATE store_channels SET last_broadcast_at = \(at), last_status = \(status), last_reason = \(reason),
                            broadcasts = broadcasts + \(sent ? 1 : 0)
-                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID)
+                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID) AND channel_id = \(due.channel.channelID)
                     """,
                     """
                     DELETE FROM broadcast_outbox
-                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID) AND changes = \(due.changes)
+                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID) AND lease = \(due.lease)
+                      AND changes = \(due.changes)
                     """,
                     """
-                    UPDATE broadcast_outbox SET changes = changes - \(due.changes), leased_until = NULL, attempts = 0, last_error = NULL,
-                           due_at = \(at)::timestamptz + make_interval(secs => \(BoardChange.settleSeconds))
-                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID)
+                    UPDATE broadcast_outbox SET changes = changes - \(due.changes), leased_until = NULL, lease = NULL, attempts = 0,
+                           last_error = NULL, due_at = \(at)::timestamptz + make_interval(secs => \(BoardChange.settleSeconds))
+                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID) AND lease = \(due.lease)
                     """,
                 ])
             }
         }
     }
 
-    /// Leaves the board in the outbox to be tried again at `retryAt`.
+    /// Leaves the board in the outbox to be tried again at `retryAt` (at its claimed priority, or higher if changes
+    /// meanwhile earned it), if this claim still holds it.
     public func retry(_ due: DueBroadcast, at retryAt: Date, error: String) async throws(StoreError) {
         try await database {
             try await pool.withConnection { connection in
                 _ = try await connection.query(
                     """
-                    UPDATE broadcast_outbox SET leased_until = NULL, due_at = \(retryAt), last_error = \(String(error.prefix(500)))
-                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID)
+                    UPDATE broadcast_outbox SET leased_until = NULL, lease = NULL, due_at = \(retryAt), last_error = \(String(error.prefix(500))),
+                           priority = greatest(priority, \(due.priority))
+                    WHERE tenant_id = \(due.channel.tenantID) AND store_id = \(due.channel.storeID) AND lease = \(due.lease)
                     """)
             }
         }

@@ -23,7 +23,9 @@ CREATE UNIQUE INDEX store_channels_channel ON store_channels (environment, bundl
 
 -- The board waiting to be broadcast: one row per store, so a burst of changes is one row (coalesced by the primary
 -- key), sent once `due_at` comes. `changes` counts what the row stands for: a send removes the row only when no
--- change arrived while it was in flight, so nothing written after the board was read is lost.
+-- change arrived while it was in flight, so nothing written after the board was read is lost. `lease` names the
+-- claim a send holds: only that claim may finish or retry the row (one whose lease ran out and was claimed again
+-- changes nothing). A claim resets `priority` to 5, so only changes that arrive during the send raise it again.
 CREATE TABLE broadcast_outbox (
     tenant_id     text        NOT NULL,
     store_id      text        NOT NULL,
@@ -32,6 +34,7 @@ CREATE TABLE broadcast_outbox (
     changes       bigint      NOT NULL DEFAULT 1,
     attempts      integer     NOT NULL DEFAULT 0,
     leased_until  timestamptz,
+    lease         uuid,
     last_error    text,
     PRIMARY KEY (tenant_id, store_id),
     FOREIGN KEY (tenant_id, store_id) REFERENCES store_channels (tenant_id, store_id) ON DELETE CASCADE
