@@ -250,6 +250,7 @@ public enum APIError: Error, Sendable, Equatable {
         case .rateLimited(let seconds): ["limit": .string(LimitName.rate.rawValue), "retry_after_seconds": .number(Double(seconds))]
         case .methodNotAllowed(let allowed): ["allowed_methods": .array(allowed.map(JSONValue.string))]
         case .broadcast(.storageConflict(let current)): ["storage": .string(current)]
+        case .broadcast(.channelMismatch(let field, let current)): ["field": .string(field), "current": .string(current)]
         case .broadcast(.bundleRequired(let apps)): ["bundle_ids": .array(apps.map(JSONValue.string))]
         case .broadcast(.apnsRefused(let status, let reason)): ["apns_status": .number(Double(status)), "apns_reason": .string(reason)]
         default: [:]

@@ -37,8 +37,13 @@ struct BroadcastRoutes {
 
     func disable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (store, caller) = try Self.store(context, roles: [.pos])
-        try await broadcasts.disable(store: store, in: caller.scope)
-        context.logger.info("store broadcast disabled", metadata: ["store": "\(store)"])
+        let deletedAtAPNs = try await broadcasts.disable(store: store, in: caller.scope)
+        if deletedAtAPNs {
+            context.logger.info("store broadcast disabled", metadata: ["store": "\(store)"])
+        } else {
+            context.logger.warning(
+                "store broadcast disabled; APNs could not delete the channel now, the reconciliation will", metadata: ["store": "\(store)"])
+        }
         return Response(status: .noContent)
     }
 

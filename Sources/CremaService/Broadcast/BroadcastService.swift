@@ -40,7 +40,7 @@ public struct BroadcastService: Sendable {
         }
         guard try await database.stores.store(id: store, in: scope) != nil else { throw StoreError.unknownStore(store) }
         if let existing = try await database.broadcasts.channel(store: store, tenant: scope.tenant) {
-            guard existing.storage == request.storage else { throw ServiceError.broadcast(.storageConflict(current: existing.storage)) }
+            try Self.check(existing, against: request)
             return try await response(existing)
         }
         guard let channels else { throw ServiceError.broadcast(.unavailable) }
@@ -56,6 +56,7 @@ public struct BroadcastService: Sendable {
         if !inserted {
             // Another request enabled the store first: its channel stays, this one goes (or the reconciliation takes it).
             try? await channels.delete(id, tenant: scope.tenant, bundleID: bundleID, environment: environment)
+            try Self.check(kept, against: request)
         } else {
             // A new channel starts with the board as it is now.
             try await database.broadcasts.queueBoard(store: store, tenant: scope.tenant, change: BoardChange(priority: 5), at: now)
@@ -71,16 +72,33 @@ public struct BroadcastService: Sendable {
         return try await response(channel)
     }
 
-    /// Deletes the store's channel at APNs, then forgets it; nothing changes when APNs cannot be reached.
-    public func disable(store: String, in scope: TenantScope) async throws {
-        guard scope.includes(store: store), let channel = try await database.broadcasts.channel(store: store, tenant: scope.tenant) else {
+    /// Forgets the store's channel, then deletes it at APNs. Forgotten first, so that no broadcast in flight re-creates
+    /// it meanwhile; a channel APNs could not delete now is an orphan the broadcaster's reconciliation deletes.
+    /// Returns whether APNs deleted it now.
+    @discardableResult
+    public func disable(store: String, in scope: TenantScope) async throws -> Bool {
+        guard scope.includes(store: store), try await database.broadcasts.channel(store: store, tenant: scope.tenant) != nil else {
             throw ServiceError.broadcast(.notEnabled)
         }
         guard let channels else { throw ServiceError.broadcast(.unavailable) }
-        try await Self.refusing { () throws(BroadcastRefusal) in
+        guard let channel = try await database.broadcasts.delete(store: store, tenant: scope.tenant) else { throw ServiceError.broadcast(.notEnabled) }
+        do {
             try await channels.delete(channel.channelID, tenant: scope.tenant, bundleID: channel.bundleID, environment: channel.environment)
+            return true
+        } catch {
+            return false
         }
-        _ = try await database.broadcasts.delete(store: store, tenant: scope.tenant)
+    }
+
+    /// A repeated enable must ask for the channel the store has: its storage, and its app and environment when named.
+    static func check(_ existing: StoreChannelRecord, against request: BroadcastPutRequest) throws(ServiceError) {
+        guard existing.storage == request.storage else { throw .broadcast(.storageConflict(current: existing.storage)) }
+        if let bundleID = request.bundleID, bundleID != existing.bundleID {
+            throw .broadcast(.channelMismatch(field: "bundle_id", current: existing.bundleID))
+        }
+        if let environment = request.environment, environment != existing.environment {
+            throw .broadcast(.channelMismatch(field: "environment", current: existing.environment))
+        }
     }
 
     /// Keeps an announcement for the store's board (shown to everyone following it until `until`).
@@ -129,7 +147,11 @@ public struct BroadcastService: Sendable {
         guard ["sandbox", "production"].contains(environment) else {
             throw ServiceError.invalidValue(field: "environment", reason: "must be \"sandbox\" or \"production\"")
         }
-        guard try await database.broadcasts.channel(store: store, tenant: tenant) != nil else { throw ServiceError.broadcast(.notEnabled) }
+        guard let channel = try await database.broadcasts.channel(store: store, tenant: tenant) else { throw ServiceError.broadcast(.notEnabled) }
+        // A token of the other environment could never be started on this channel: refused now, not retried forever.
+        guard channel.environment == environment else {
+            throw ServiceError.invalidValue(field: "environment", reason: "must be the store's channel's, \"\(channel.environment)\"")
+        }
         try await database.broadcasts.registerStartToken(
             store: store, tenant: tenant, customerRef: customerRef, token: token, environment: environment, at: clock.now)
     }
