@@ -27,6 +27,8 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
     let clock: CremaClock
     let logger: Logger
     let metrics: BroadcastMetrics
+    /// The channels the last reconciliation found no store using: deleted if the next one finds the same.
+    let orphanSuspects = OrphanSuspects()
 
     /// How the broadcaster paces itself.
     public struct Configuration: Sendable {
@@ -178,8 +180,9 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
                         let response = try await client.send(request, signedBy: key)
                         switch response.disposition {
                         case .delivered: retired = nil
-                        case .retireToken: retired = response.reason ?? "HTTP \(response.status)"
-                        case .retry, .refreshProviderToken, .signingKeyRejected, .deadLetter:
+                        // Gone, or a start APNs will never take (e.g. a token of another topic): retired, not resent forever.
+                        case .retireToken, .deadLetter: retired = response.reason ?? "HTTP \(response.status)"
+                        case .retry, .refreshProviderToken, .signingKeyRejected:
                             metrics.start(outcome: "retry")
                             return
                         }
@@ -200,7 +203,10 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
     }
 
     private func retry(_ due: DueBroadcast, now: Date, retryAfter: Double?, error: String) async throws {
-        let delay = configuration.retry.delay(afterAttempt: due.attempts, retryAfter: retryAfter, random: Double.random(in: 0..<1)) ?? configuration.retry.cap
+        // Past the policy's attempts the board keeps trying at its longest interval (a board is never dead: the next
+        // change wants it out), still no sooner than APNs asked.
+        let delay = configuration.retry.delay(afterAttempt: due.attempts, retryAfter: retryAfter, random: Double.random(in: 0..<1))
+            ?? max(configuration.retry.cap, retryAfter ?? 0)
         try await service.database.broadcasts.retry(due, at: now.addingTimeInterval(delay), error: error)
     }
 
@@ -233,29 +239,48 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
     }
 
     /// Compares each app's channels with APNs' list: re-creates the ones APNs forgot, deletes the ones no store uses.
-    /// Returns how many of each, for the caller's report.
+    /// A channel is taken for an orphan only when two passes in a row found no store using it, and for forgotten only
+    /// when it was kept before APNs was asked: so a channel being created or re-created while a pass runs is neither.
+    /// At most `perPass` of each; an app whose calls fail is skipped, not the pass. Returns how many of each.
     @discardableResult
     public func reconcile() async throws -> (recreated: Int, deleted: Int) {
         var recreated = 0
         var deleted = 0
+        var suspects: Set<String> = []
         for app in try await service.database.broadcasts.channelApps() {
             guard keyring.key(for: app.bundleID, tenant: app.tenant) != nil else { continue }
-            let atAPNs = Set(try await channels.list(tenant: app.tenant, bundleID: app.bundleID, environment: app.environment))
-            let kept = try await service.database.broadcasts.channels(bundleID: app.bundleID, environment: app.environment)
-            for channel in kept where channel.tenantID == app.tenant && !atAPNs.contains(channel.channelID) {
-                try await recreate(channel, because: "missing from all-channels")
-                try await service.database.broadcasts.queueBoard(store: channel.storeID, tenant: channel.tenantID, change: BoardChange(priority: 5), at: clock.now)
-                recreated += 1
-            }
-            let ours = Set(kept.map(\.channelID))
-            for orphan in atAPNs.subtracting(ours).sorted().prefix(100) {
-                try await channels.delete(orphan, tenant: app.tenant, bundleID: app.bundleID, environment: app.environment)
-                deleted += 1
+            do {
+                let listedAt = clock.now
+                let atAPNs = Set(try await channels.list(tenant: app.tenant, bundleID: app.bundleID, environment: app.environment))
+                let kept = try await service.database.broadcasts.channels(bundleID: app.bundleID, environment: app.environment)
+                let forgotten = kept.filter { channel in
+                    channel.tenantID == app.tenant && !atAPNs.contains(channel.channelID) && (channel.recreatedAt ?? channel.createdAt) < listedAt
+                }
+                for channel in forgotten.prefix(Self.perPass) {
+                    try await recreate(channel, because: "missing from all-channels")
+                    try await service.database.broadcasts.queueBoard(
+                        store: channel.storeID, tenant: channel.tenantID, change: BoardChange(priority: 5), at: clock.now)
+                    recreated += 1
+                }
+                let unused = atAPNs.subtracting(kept.map(\.channelID))
+                suspects.formUnion(unused)
+                for orphan in unused.intersection(orphanSuspects.previous).sorted().prefix(Self.perPass) {
+                    try await channels.delete(orphan, tenant: app.tenant, bundleID: app.bundleID, environment: app.environment)
+                    deleted += 1
+                }
+            } catch {
+                logger.warning(
+                    "could not reconcile an app's broadcast channels with APNs; the next pass tries again",
+                    metadata: ["tenant": "\(app.tenant)", "bundle_id": "\(app.bundleID)", "error": "\(error)"])
             }
         }
+        orphanSuspects.replace(with: suspects)
         if recreated + deleted > 0 {
             logger.notice("broadcast channels reconciled with APNs", metadata: ["recreated": "\(recreated)", "deleted_orphans": "\(deleted)"])
         }
         return (recreated, deleted)
     }
+
+    /// The most channels one pass re-creates, and the most it deletes.
+    static var perPass: Int { 100 }
 }
