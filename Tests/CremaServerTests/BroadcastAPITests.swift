@@ -282,9 +282,15 @@ import Testing
             #expect(sent.record.keyID == TenantDeliveryTests.harborKey.keyID)
             #expect(sent.record.teamID == TenantDeliveryTests.harborKey.teamID)
             #expect(sent.record.path.hasSuffix("/4/broadcasts/apps/\(TenantDeliveryTests.harborApp)"))
-            // The default tenant's POS key does not reach harbor's store.
-            let other = try await h.api.send(.get, "/v1/stores/h1/broadcast", as: .pos)
-            #expect(other.status.code == 404)
+            // The default tenant's keys do not reach harbor's store, whatever they try.
+            #expect(try await h.api.send(.get, "/v1/stores/h1/broadcast", as: .pos).status.code == 404)
+            #expect(try await h.api.send(.delete, "/v1/stores/h1/broadcast", as: .pos).status.code == 404)
+            #expect(try await h.api.send(.put, "/v1/stores/h1/broadcast", as: .pos, body: #"{"storage":"none"}"#).status.code == 404)
+            let until = h.clock.now.addingTimeInterval(600).formatted(.iso8601)
+            #expect(try await h.api.post("/v1/stores/h1/announcements", as: .barista, #"{"message":"hi","until":"\#(until)"}"#).status.code == 404)
+            let stranger = "Bearer \(try await CustomerTokenFixtures.token(for: "c-1"))"
+            #expect(try await h.api.send(.get, "/v1/me/stores/h1/broadcast", rawKey: stranger).errorCode == "broadcast_not_enabled")
+            #expect(h.simulator.channels().map(\.id) == [channel])
         }
     }
 
