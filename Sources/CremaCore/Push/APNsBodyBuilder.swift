@@ -197,11 +197,3 @@ public enum APNsBodyBuilder {
         return state
     }
 }
-
-extension Optional {
-    /// Sets self to nil and says whether there was anything to remove.
-    fileprivate mutating func take() -> Bool {
-        defer { self = nil }
-        return self != nil
-    }
-}

@@ -13,33 +13,7 @@ public enum BoardBroadcastBody {
 
     /// `staleDate` marks the board out of date if no newer broadcast comes (a store that stopped sending).
     public static func make(_ state: StoreBoardAttributes.ContentState, staleDate: Date?) -> APNsBody {
-        let aps = Payload.APS(
-            timestamp: APNsPayload.unixSeconds(state.updatedAt) ?? 0, event: .update, contentState: state,
-            staleDate: staleDate.flatMap(APNsPayload.unixSeconds))
-        return APNsBodyFitter.fit(
-            aps,
-            drops: [
-                { aps in
-                    defer { aps.contentState.lockScreen.announcement = nil }
-                    return aps.contentState.lockScreen.announcement != nil
-                },
-                { aps in
-                    defer { aps.contentState.announcement = nil }
-                    return aps.contentState.announcement != nil
-                },
-                { aps in
-                    defer { aps.staleDate = nil }
-                    return aps.staleDate != nil
-                },
-            ],
-            names: dropOrder,
-            cap: { aps, limit in
-                aps.contentState.small.title = TextByteCap.cap(aps.contentState.small.title, to: limit)
-                aps.contentState.small.status = TextByteCap.cap(aps.contentState.small.status, to: limit)
-                aps.contentState.lockScreen.title = TextByteCap.cap(aps.contentState.lockScreen.title, to: limit)
-                aps.contentState.lockScreen.subtitle = TextByteCap.cap(aps.contentState.lockScreen.subtitle, to: limit)
-            },
-            encode: { APNsPayload.encode(Payload(aps: $0)) })
+        fit(aps(state, event: .update, staleDate: staleDate))
     }
 
     /// A push-to-start that starts the board on one device subscribed to the store's channel (`input-push-channel`,
@@ -47,28 +21,33 @@ public enum BoardBroadcastBody {
     public static func start(
         _ state: StoreBoardAttributes.ContentState, attributes: StoreBoardAttributes, channelID: String, staleDate: Date?
     ) -> APNsBody {
-        var aps = Payload.APS(
-            timestamp: APNsPayload.unixSeconds(state.updatedAt) ?? 0, event: .start, contentState: state,
-            staleDate: staleDate.flatMap(APNsPayload.unixSeconds))
+        var aps = aps(state, event: .start, staleDate: staleDate)
         aps.attributesType = "StoreBoardAttributes"
         aps.attributes = attributes
         aps.inputPushChannel = channelID
         aps.alert = .init(title: attributes.storeName, body: state.lockScreen.title, sound: nil)
-        return APNsBodyFitter.fit(
+        return fit(aps)
+    }
+
+    private static func aps(_ state: StoreBoardAttributes.ContentState, event: LiveActivityEvent, staleDate: Date?) -> Payload.APS {
+        Payload.APS(
+            timestamp: APNsPayload.unixSeconds(state.updatedAt) ?? 0, event: event, contentState: state,
+            staleDate: staleDate.flatMap(APNsPayload.unixSeconds))
+    }
+
+    /// Under the cap by `dropOrder`, then by cutting the texts; the fullest board needs neither (a test holds it).
+    private static func fit(_ aps: Payload.APS) -> APNsBody {
+        APNsBodyFitter.fit(
             aps,
             drops: [
-                { aps in
-                    defer { aps.contentState.lockScreen.announcement = nil }
-                    return aps.contentState.lockScreen.announcement != nil
-                },
-                { aps in
-                    defer { aps.contentState.announcement = nil }
-                    return aps.contentState.announcement != nil
-                },
+                { $0.contentState.lockScreen.announcement.take() },
+                { $0.contentState.announcement.take() },
+                { $0.staleDate.take() },
             ],
-            names: Array(dropOrder.prefix(2)),
+            names: dropOrder,
             cap: { aps, limit in
                 aps.contentState.small.title = TextByteCap.cap(aps.contentState.small.title, to: limit)
+                aps.contentState.small.status = TextByteCap.cap(aps.contentState.small.status, to: limit)
                 aps.contentState.lockScreen.title = TextByteCap.cap(aps.contentState.lockScreen.title, to: limit)
                 aps.contentState.lockScreen.subtitle = TextByteCap.cap(aps.contentState.lockScreen.subtitle, to: limit)
             },
