@@ -11,11 +11,17 @@ public struct EmbeddedCluster: Sendable {
     public let user = "crema"
     /// Only names the socket file (`.s.PGSQL.<port>`); nothing listens on TCP.
     public let port = 5432
+    /// The folder of the cluster this one is a hot standby of (made by `pg_basebackup`, streaming from it); nil: a primary.
+    public let standbyOf: URL?
     private let logger: Logger
 
-    public init(directory: URL, database: String = "crema", logger: Logger = Logger(label: "crema.embedded-postgres")) {
+    public init(
+        directory: URL, database: String = "crema", standbyOf primary: URL? = nil,
+        logger: Logger = Logger(label: "crema.embedded-postgres")
+    ) {
         self.directory = directory.standardizedFileURL
         self.database = database
+        self.standbyOf = primary?.standardizedFileURL
         self.logger = logger
     }
 
@@ -44,7 +50,12 @@ public struct EmbeddedCluster: Sendable {
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         if isRoot { try await prepareForPostgresUser() }
-        if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
+        if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path), let primary = standbyOf {
+            // A copy of the running primary that keeps streaming from it (`-R` writes primary_conninfo and standby.signal).
+            logger.info("creating a standby of a private PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)", "primary": "\(primary.path)"])
+            try await runAsOwner(
+                tools.pgBasebackup, ["-D", dataDirectory.path, "-R", "-X", "stream", "-c", "fast", "-h", primary.path, "-p", "\(port)", "-U", user])
+        } else if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
             logger.info("creating a private PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
             try await runAsOwner(
                 tools.initdb,
@@ -61,8 +72,28 @@ public struct EmbeddedCluster: Sendable {
                 + "-c max_connections=400"
             try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
         }
-        try await createDatabaseIfMissing()
+        // A standby is read-only: the database comes from its primary.
+        let readOnly = standbyOf == nil ? false : try await isInRecovery()
+        if !readOnly { try await createDatabaseIfMissing() }
         return (conninfo, startedHere)
+    }
+
+    /// Ends recovery: a standby becomes a primary that takes writes (`pg_ctl promote`, waiting until it does).
+    public func promote() async throws {
+        try await runAsOwner(try PostgresTools.locate().pgCtl, ["promote", "-w", "-t", "60", "-D", dataDirectory.path])
+    }
+
+    private func isInRecovery() async throws -> Bool {
+        let connection = try await PostgresConnection.connect(conninfo(database: "postgres"), logger: logger)
+        let recovery: Bool
+        do {
+            recovery = try await connection.query("SELECT pg_is_in_recovery() AS recovery").first?.decode("recovery", as: Bool.self) ?? false
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+        return recovery
     }
 
     /// Stops the cluster (fast shutdown: open sessions are ended, committed data is safe).
@@ -163,6 +194,7 @@ extension ProcessRunner.Output {
 struct PostgresTools {
     var initdb: String
     var pgCtl: String
+    var pgBasebackup: String
 
     static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresTools {
         var candidates: [String] = []
@@ -172,7 +204,7 @@ struct PostgresTools {
         candidates += versions.map { "\(debian)/\($0)/bin" }
         candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
         for bin in candidates where FileManager.default.isExecutableFile(atPath: "\(bin)/initdb") {
-            return PostgresTools(initdb: "\(bin)/initdb", pgCtl: "\(bin)/pg_ctl")
+            return PostgresTools(initdb: "\(bin)/initdb", pgCtl: "\(bin)/pg_ctl", pgBasebackup: "\(bin)/pg_basebackup")
         }
         throw EmbeddedClusterError.toolsNotFound
     }

@@ -8,14 +8,18 @@ extension Crema {
         static let configuration = CommandConfiguration(
             commandName: "postgres",
             abstract: "Start, stop or inspect a private PostgreSQL cluster in a folder.",
-            subcommands: [Start.self, Stop.self, Status.self])
+            subcommands: [Start.self, Stop.self, Status.self, Promote.self])
 
         struct Options: ParsableArguments {
             @Option(help: "The cluster's folder.") var dir: String = ".crema/postgres"
             @Option(help: "The database to create and print.") var database: String = "crema"
+            @Option(
+                name: .customLong("standby-of"),
+                help: "Make the cluster a hot standby of the running private cluster in this folder (pg_basebackup, streaming).")
+            var standbyOf: String?
 
             var cluster: EmbeddedCluster {
-                EmbeddedCluster(directory: URL(fileURLWithPath: dir), database: database)
+                EmbeddedCluster(directory: URL(fileURLWithPath: dir), database: database, standbyOf: standbyOf.map { URL(fileURLWithPath: $0) })
             }
         }
 
@@ -29,6 +33,12 @@ extension Crema {
             static let configuration = CommandConfiguration(abstract: "Stop the cluster (fast shutdown).")
             @OptionGroup var options: Options
             func run() async throws { try await options.cluster.stop() }
+        }
+
+        struct Promote: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Promote a standby made with --standby-of to a primary that takes writes.")
+            @OptionGroup var options: Options
+            func run() async throws { try await options.cluster.promote() }
         }
 
         struct Status: AsyncParsableCommand {
