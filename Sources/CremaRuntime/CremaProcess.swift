@@ -39,6 +39,8 @@ public struct CremaProcess: Sendable {
     /// What the caller decides; everything else is built from it.
     public struct Setup: Sendable {
         public var pool: PostgresPool
+        /// A pool on a standby (`CREMA_DATABASE_READ_URL`) for the reads `StandbyReads` may route there; nil: all on `pool`.
+        public var standbyPool: PostgresPool?
         /// For the change feed's own LISTEN connection; nil hears only this process's changes (a test's).
         public var conninfo: String?
         public var workers: Workers
@@ -102,7 +104,7 @@ public struct CremaProcess: Sendable {
         migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
         // The feed's few milliseconds of batching are I/O timing, not time the domain sees: real time, even in a test.
         let changes = ChangeFeed(pool: setup.pool, conninfo: setup.conninfo, clock: .system, logger: logger)
-        let database = CremaDatabase(pool: setup.pool, changes: changes)
+        let database = CremaDatabase(pool: setup.pool, reads: Self.standbyReads(setup), changes: changes)
         let service = OrderService(
             database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, clock: setup.clock, makeID: setup.makeID)
         self.changes = changes
@@ -164,7 +166,7 @@ public struct CremaProcess: Sendable {
         // (the dispatchers here, the stream hub after them), so they hear the last changes; the workers come last,
         // and whatever the caller runs after `services` (the HTTP side, its server last of all) stops first, so no
         // request reaches a stopped worker.
-        var services: [any Service] = [PoolCloser(pool: setup.pool)]
+        var services: [any Service] = [PoolCloser(pool: setup.pool)] + (setup.standbyPool.map { [PoolCloser(pool: $0)] } ?? [])
         if let apns = setup.apns { services.append(apns.service) }
         services.append(changes)
         if setup.workers.contains(.idempotency) { services.append(IdempotencyJanitor(idempotency: database.idempotency, clock: setup.clock, logger: logger)) }

@@ -10,6 +10,7 @@ public enum ConfigurationVariables {
 
     public static let all: [Variable] = [
         .init(name: "CREMA_DATABASE_URL", meaning: "libpq conninfo or URI (libpq's PG* variables are honoured too)", unset: "the private cluster under .crema/"),
+        .init(name: "CREMA_DATABASE_READ_URL", meaning: "libpq conninfo or URI of a standby for the board, stream, order lists and /v1/me reads", unset: "every read on the primary"),
         .init(name: "CREMA_HTTP_HOST", meaning: "listen address", unset: "127.0.0.1"),
         .init(name: "CREMA_HTTP_PORT", meaning: "listen port (0 picks a free one)", unset: "8080"),
         .init(name: "CREMA_HTTP_READ_TIMEOUT", meaning: "seconds a client has to send a whole request", unset: "10"),

@@ -13,6 +13,9 @@ public struct CremaConfiguration: Sendable {
     }
 
     public var database: Database
+    /// `CREMA_DATABASE_READ_URL`: a standby for the reads that may come from one (docs/operations.md, "Reads from a
+    /// standby"); nil: every read on the primary.
+    public var readDatabaseURL: String?
     public var embeddedDirectory: URL
     public var host: String
     public var port: Int
@@ -74,6 +77,12 @@ public struct CremaConfiguration: Sendable {
             database = .conninfo("")
         } else {
             database = .embedded
+        }
+        if let url = environment["CREMA_DATABASE_READ_URL"], !url.isEmpty {
+            guard database != .embedded else {
+                throw .invalid("CREMA_DATABASE_READ_URL", "needs CREMA_DATABASE_URL (or PG* variables) naming the primary it is a standby of")
+            }
+            readDatabaseURL = url
         }
         embeddedDirectory = URL(fileURLWithPath: environment["CREMA_DATA_DIR"] ?? ".crema")
         host = environment["CREMA_HTTP_HOST"] ?? "127.0.0.1"

@@ -27,17 +27,22 @@ public struct CremaDatabase: Sendable {
     public let broadcasts: BroadcastRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
+    /// Where the board, the stream, the order lists and the customer's reads go: a standby when one is configured.
+    public let reads: StandbyReads
 
-    public init(pool: PostgresPool, changes: ChangeFeed? = nil) {
+    /// `reads` nil: every read on `pool`.
+    public init(pool: PostgresPool, reads: StandbyReads? = nil, changes: ChangeFeed? = nil) {
         self.pool = pool
         self.changes = changes
+        let reads = reads ?? StandbyReads(primary: pool)
+        self.reads = reads
         stores = StoreRepository(pool: pool)
-        orders = OrderRepository(pool: pool)
+        orders = OrderRepository(pool: pool, reads: reads)
         tokens = TokenRepository(pool: pool)
-        stream = StreamRepository(pool: pool)
+        stream = StreamRepository(pool: pool, reads: reads)
         deliveries = DeliveryRepository(pool: pool)
         idempotency = IdempotencyRepository(pool: pool)
-        customers = CustomerRepository(pool: pool)
+        customers = CustomerRepository(pool: pool, reads: reads)
         tenants = TenantRepository(pool: pool)
         apnsKeys = APNsKeyRepository(pool: pool)
         apiKeys = APIKeyRepository(pool: pool)

@@ -7,7 +7,7 @@ extension CustomerRepository {
     /// is closed by the lifecycle sweep after the store's expiry limits, except one being made).
     public func relevantOrders(customerRef: String, tenant: String) async throws(StoreError) -> [RelevantOrder] {
         try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns), s.latitude, s.longitude FROM orders

@@ -21,8 +21,13 @@ public struct DeliveredActivityPush: Sendable, Hashable {
 /// customer's order is simply not found: the caller cannot tell it from one that does not exist.
 public struct CustomerRepository: Repository {
     public let pool: PostgresPool
+    /// Where the reads that may come from a standby go (`CREMA_DATABASE_READ_URL`).
+    public let reads: StandbyReads
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    public init(pool: PostgresPool, reads: StandbyReads? = nil) {
+        self.pool = pool
+        self.reads = reads ?? StandbyReads(primary: pool)
+    }
 
     /// How long a finished order stays in the customer's list.
     public static let recentWindow: TimeInterval = 24 * 3600
@@ -31,7 +36,7 @@ public struct CustomerRepository: Repository {
     /// Open orders, then those finished within `recentWindow`, each newest first.
     public func orders(customerRef: String, tenant: String) async throws(StoreError) -> [CustomerOrder] {
         try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
@@ -53,7 +58,7 @@ public struct CustomerRepository: Repository {
         customerRef: String, tenant: String, id: UUID
     ) async throws(StoreError) -> (order: CustomerOrder, push: DeliveredActivityPush?, frequentUpdates: Bool?)? {
         try await database {
-            try await pool.withTransaction(isolation: .repeatableRead) { connection in
+            try await reads.withTransaction(isolation: .repeatableRead) { connection in
                 let rows = try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection,

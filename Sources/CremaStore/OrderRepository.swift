@@ -26,8 +26,13 @@ public struct Board: Sendable, Hashable {
 /// Orders as they are read back: one with its history, a store's pages, a store's board.
 public struct OrderRepository: Repository {
     public let pool: PostgresPool
+    /// Where the reads that may come from a standby go (`CREMA_DATABASE_READ_URL`).
+    public let reads: StandbyReads
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    public init(pool: PostgresPool, reads: StandbyReads? = nil) {
+        self.pool = pool
+        self.reads = reads ?? StandbyReads(primary: pool)
+    }
 
     /// The most open orders a board shows; a store with more is far past any counter screen.
     public static let boardLimit = 500
@@ -64,7 +69,7 @@ public struct OrderRepository: Repository {
         }
         let limit = min(max(limit, 1), Self.maxPageSize)
         return try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
@@ -90,7 +95,7 @@ public struct OrderRepository: Repository {
 
     public func board(store id: String, in scope: TenantScope) async throws(StoreError) -> Board {
         try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 let stores = try await connection.query(
                     "SELECT \(unescaped: StoreRepository.columns) FROM stores WHERE \(scope.sql) AND store_id = \(id)")
                 guard let storeRow = stores.first else { throw StoreError.unknownStore(id) }

@@ -14,8 +14,13 @@ public struct StreamChange: Sendable, Hashable {
 /// The dashboard stream's reads (changes after a cursor, the head) and its single-use tickets.
 public struct StreamRepository: Repository {
     public let pool: PostgresPool
+    /// Where the reads that may come from a standby go (`CREMA_DATABASE_READ_URL`).
+    public let reads: StandbyReads
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    public init(pool: PostgresPool, reads: StandbyReads? = nil) {
+        self.pool = pool
+        self.reads = reads ?? StandbyReads(primary: pool)
+    }
 
     /// The most changes one catch-up read returns; a subscriber that is further behind reads again at once.
     public static let streamPageSize = 200
@@ -28,7 +33,7 @@ public struct StreamRepository: Repository {
     /// cursor passes a number no event with a lower number can appear later.
     public func streamChanges(store: String, tenant: String, after cursor: Int64, limit: Int = streamPageSize) async throws(StoreError) -> [StreamChange] {
         try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     WITH changed AS (
@@ -54,7 +59,7 @@ public struct StreamRepository: Repository {
     /// The cursor of the store's newest readable event (0 when it has none): where a new subscriber starts.
     public func streamHead(store: String, in scope: TenantScope) async throws(StoreError) -> Int64 {
         try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
@@ -74,7 +79,7 @@ public struct StreamRepository: Repository {
     public func streamHeads(_ stores: [StoreKey]) async throws(StoreError) -> [StoreKey: Int64] {
         guard !stores.isEmpty else { return [:] }
         return try await database {
-            try await pool.withConnection { connection in
+            try await reads.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     SELECT s.tenant_id, s.store_id,

@@ -24,7 +24,9 @@ extension Crema {
                 CREMA_APNS_KEY_FILE, pushes go to a built-in APNs simulator (HTTP/2 + TLS on 127.0.0.1, its \
                 certificate in .crema/apns-sim/); the outbox dispatcher runs inside serve either way, and so does the \
                 webhook dispatcher. With no CREMA_MASTER_KEY, the private cluster's secrets (webhook secrets, stored .p8 \
-                keys) are sealed with a key generated once into .crema/master-key.
+                keys) are sealed with a key generated once into .crema/master-key. With CREMA_DATABASE_READ_URL, the \
+                board, the stream, order lists and /v1/me reads go to that standby whenever it has replayed what the \
+                primary had committed when the read began, and to the primary otherwise.
                 """)
 
         @Option(help: "Listen address (overrides CREMA_HTTP_HOST; default 127.0.0.1).") var host: String?
@@ -76,6 +78,9 @@ extension Crema {
             }
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: .serve, logger: logger)
+            setup.standbyPool = configuration.readDatabaseURL.map {
+                PostgresPool(.init(conninfo: $0, maxConnections: configuration.poolSize), logger: logger)
+            }
             setup.configure(configuration)
             setup.clock = clock
             setup.apns = apns
@@ -86,6 +91,7 @@ extension Crema {
                 try await process.migrate()
             } catch {
                 await pool.close()
+                await setup.standbyPool?.close()
                 try? await apns.service.close()
                 try? await database.stopClusterIfStartedHere()
                 throw error
