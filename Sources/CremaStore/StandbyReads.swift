@@ -2,7 +2,8 @@ public import CremaPostgres
 
 /// Reads that may be served by a standby (`CREMA_DATABASE_READ_URL`), never older than what the primary had committed
 /// when the read began: the read first takes the primary's WAL position (one short statement there), and the standby
-/// serves it only once it has replayed that far; otherwise, or when the standby cannot answer, the primary does.
+/// serves it once it has replayed that far, waiting up to `replayWait` for it (under writes a healthy standby is a few
+/// milliseconds behind); otherwise, or when the standby cannot answer, the primary does.
 /// So a read after any acknowledged write (this process's or another's) sees that write. Without a standby every
 /// read is the primary's, at no extra cost.
 public struct StandbyReads: Sendable {
@@ -18,7 +19,13 @@ public struct StandbyReads: Sendable {
 
     public let primary: PostgresPool
     public let standby: PostgresPool?
+    /// How long a read waits, on the standby, for it to replay the primary's position before the primary serves it.
+    public let replayWait: Duration
     let observe: @Sendable (Outcome) -> Void
+
+    /// Long enough for a standby that keeps up under writes (replay a few milliseconds behind), short next to a read's
+    /// own time on the primary when it does not.
+    public static let defaultReplayWait = Duration.milliseconds(20)
 
     /// Every read on `primary`.
     public init(primary: PostgresPool) {
@@ -26,9 +33,13 @@ public struct StandbyReads: Sendable {
     }
 
     /// Reads on `standby` when it is fresh enough; `observe` hears where each read went.
-    public init(primary: PostgresPool, standby: PostgresPool?, observe: @escaping @Sendable (Outcome) -> Void = { _ in }) {
+    public init(
+        primary: PostgresPool, standby: PostgresPool?, replayWait: Duration = defaultReplayWait,
+        observe: @escaping @Sendable (Outcome) -> Void = { _ in }
+    ) {
         self.primary = primary
         self.standby = standby
+        self.replayWait = replayWait
         self.observe = observe
     }
 
@@ -39,7 +50,7 @@ public struct StandbyReads: Sendable {
         let position = try await primaryPosition()
         do {
             let value = try await standby.withConnection { connection in
-                guard try await Self.hasReplayed(position, on: connection) else { throw Behind() }
+                guard try await hasReplayed(position, on: connection) else { throw Behind() }
                 return try await body(connection)
             }
             observe(.standby)
@@ -58,7 +69,7 @@ public struct StandbyReads: Sendable {
         let position = try await primaryPosition()
         do {
             let value = try await standby.withTransaction(isolation: isolation) { connection in
-                guard try await Self.hasReplayed(position, on: connection) else { throw Behind() }
+                guard try await hasReplayed(position, on: connection) else { throw Behind() }
                 return try await body(connection)
             }
             observe(.standby)
@@ -76,12 +87,30 @@ public struct StandbyReads: Sendable {
         }
     }
 
-    /// A server not in recovery is a primary (`prefer-standby` found no standby): it has everything.
-    private static func hasReplayed(_ position: String, on connection: PostgresConnection) async throws -> Bool {
-        try await connection.query(
-            "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS fresh"
-        ).first?.decode("fresh", as: Bool.self) ?? false
+    /// Waits up to `replayWait` for the standby to replay `position`, inside the server, and says whether it did; one
+    /// round trip. A server not in recovery is a primary (`prefer-standby` found no standby): it has everything.
+    private func hasReplayed(_ position: String, on connection: PostgresConnection) async throws -> Bool {
+        let waitMilliseconds = replayWait.components.seconds * 1000 + replayWait.components.attoseconds / 1_000_000_000_000_000
+        let answers = try await connection.pipeline([
+            "SELECT set_config('crema.replay_position', \(position), false), set_config('crema.replay_wait_ms', \(String(waitMilliseconds)), false)",
+            Self.waitForReplay,
+            "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS fresh",
+        ])
+        return try answers[2].first?.decode("fresh", as: Bool.self) ?? false
     }
+
+    /// The wait, a constant statement (the position and the bound come from the session's settings, so no value enters
+    /// the text), polling every half millisecond: PostgreSQL 15 has no call that waits for a replay position.
+    private static let waitForReplay: PostgresQuery = """
+        DO $$DECLARE
+            target pg_lsn := current_setting('crema.replay_position')::pg_lsn;
+            deadline timestamptz := clock_timestamp() + current_setting('crema.replay_wait_ms')::int * interval '1 millisecond';
+        BEGIN
+            WHILE pg_is_in_recovery() AND coalesce(pg_last_wal_replay_lsn() < target, true) AND clock_timestamp() < deadline LOOP
+                PERFORM pg_sleep(0.0005);
+            END LOOP;
+        END$$
+        """
 
     /// Whether the primary should serve a read the standby did not; anything else (the read's own error) is rethrown.
     private static func fallback(for failure: any Error) throws -> Outcome {
