@@ -70,21 +70,7 @@ public actor PostgresPool {
         isolation: PostgresIsolation = .readCommitted,
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        try await withConnection { connection in
-            // BEGIN travels with the body's first statements, and a body may commit with its last ones
-            // (`pipeline([..., "COMMIT"])`): a transaction costs no round trip of its own.
-            connection.begin(isolation)
-            let value: T
-            do {
-                value = try await body(connection)
-            } catch {
-                // A broken connection has no transaction left to roll back; the lease repairs it.
-                if connection.isInTransaction { try? await connection.rollback() }
-                throw error
-            }
-            if connection.isInTransaction { try await connection.commit() }
-            return value
-        }
+        try await withConnection { connection in try await connection.inTransaction(isolation: isolation, body) }
     }
 
     /// Closes idle connections and refuses further leases; leased connections close when returned.

@@ -1,20 +1,26 @@
 public import CremaPostgres
+import Synchronization
 
 /// Reads that may be served by a standby (`CREMA_DATABASE_READ_URL`), never older than what the primary had committed
-/// when the read began: the read first takes the primary's WAL position (one short statement there), and the standby
-/// serves it once it has replayed that far, waiting up to `replayWait` for it (under writes a healthy standby is a few
-/// milliseconds behind); otherwise, or when the standby cannot answer, the primary does.
-/// So a read after any acknowledged write (this process's or another's) sees that write. Without a standby every
-/// read is the primary's, at no extra cost.
+/// when the read began: the read first takes the primary's WAL insert position (one short statement there), and the
+/// standby serves it once it has replayed that far, waiting up to `replayWait` for it (under writes a standby that
+/// keeps up is a few milliseconds behind); otherwise, or when the standby cannot answer, the primary does, and
+/// `StandbyBackoff` sends the next reads straight there. So a read after any acknowledged write (this process's or
+/// another's) sees that write. Without a standby every read is the primary's, at no extra cost.
 public struct StandbyReads: Sendable {
     /// Where one read was served, and why: what the `crema_db_standby_reads_total` series counts.
     public enum Outcome: String, Sendable, CaseIterable {
         /// The standby had replayed the primary's position.
         case standby
-        /// The standby had not yet replayed the primary's position, so the primary served the read.
+        /// The standby had not replayed the primary's position within `replayWait`.
         case primaryStandbyBehind = "primary_standby_behind"
-        /// The standby could not be reached, or canceled the read (a conflict with its replay): the primary served it.
+        /// The standby could not be reached, had no connection free, or canceled the read (a conflict with its replay).
         case primaryStandbyFailed = "primary_standby_failed"
+        /// The server the read URL reached is not in recovery (a promoted or former primary): its data may have
+        /// diverged, so it serves nothing.
+        case primaryNotStandby = "primary_not_standby"
+        /// Sent straight to the primary after the standby missed (`StandbyBackoff`).
+        case primaryBackoff = "primary_backoff"
     }
 
     public let primary: PostgresPool
@@ -22,6 +28,7 @@ public struct StandbyReads: Sendable {
     /// How long a read waits, on the standby, for it to replay the primary's position before the primary serves it.
     public let replayWait: Duration
     let observe: @Sendable (Outcome) -> Void
+    private let backoff = Backoff()
 
     /// Long enough for a standby that keeps up under writes (replay a few milliseconds behind), short next to a read's
     /// own time on the primary when it does not.
@@ -32,7 +39,8 @@ public struct StandbyReads: Sendable {
         self.init(primary: primary, standby: nil)
     }
 
-    /// Reads on `standby` when it is fresh enough; `observe` hears where each read went.
+    /// Reads on `standby` when it is fresh enough; `observe` hears where each read went. The standby pool's acquire
+    /// timeout should be short (`crema serve`: 100 ms): a read waiting for a standby connection could have been served.
     public init(
         primary: PostgresPool, standby: PostgresPool?, replayWait: Duration = defaultReplayWait,
         observe: @escaping @Sendable (Outcome) -> Void = { _ in }
@@ -46,57 +54,71 @@ public struct StandbyReads: Sendable {
     /// Runs `body` on a connection of the standby, if it has replayed what the primary had committed when this
     /// call began, else on one of the primary. `body` may run twice (the standby failed mid-read): it must only read.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
-        guard let standby else { return try await primary.withConnection(body) }
+        guard let standby, backoff.tryStandby() else {
+            if standby != nil { observe(.primaryBackoff) }
+            return try await primary.withConnection(body)
+        }
         let position = try await primaryPosition()
         do {
             let value = try await standby.withConnection { connection in
-                guard try await hasReplayed(position, on: connection) else { throw Behind() }
+                try await replayed(position, on: connection)
                 return try await body(connection)
             }
-            observe(.standby)
+            served(.standby)
             return value
         } catch let failure {
-            observe(try Self.fallback(for: failure))
+            served(try Self.fallback(for: failure))
             return try await primary.withConnection(body)
         }
     }
 
-    /// `withConnection` in a read-only transaction at `isolation` (a snapshot taken after the freshness check).
+    /// `withConnection` in a transaction at `isolation`; on the standby it begins after the replay check, so its
+    /// snapshot holds everything the check waited for.
     public func withTransaction<T: Sendable>(
         isolation: PostgresIsolation, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        guard let standby else { return try await primary.withTransaction(isolation: isolation, body) }
+        guard let standby, backoff.tryStandby() else {
+            if standby != nil { observe(.primaryBackoff) }
+            return try await primary.withTransaction(isolation: isolation, body)
+        }
         let position = try await primaryPosition()
         do {
-            let value = try await standby.withTransaction(isolation: isolation) { connection in
-                guard try await hasReplayed(position, on: connection) else { throw Behind() }
-                return try await body(connection)
+            let value = try await standby.withConnection { connection in
+                try await replayed(position, on: connection)
+                return try await connection.inTransaction(isolation: isolation, body)
             }
-            observe(.standby)
+            served(.standby)
             return value
         } catch let failure {
-            observe(try Self.fallback(for: failure))
+            served(try Self.fallback(for: failure))
             return try await primary.withTransaction(isolation: isolation, body)
         }
     }
 
-    /// The primary's current WAL write position: at or past the end of every commit it has acknowledged.
+    private func served(_ outcome: Outcome) {
+        backoff.note(outcome)
+        observe(outcome)
+    }
+
+    /// The primary's WAL insert position: past the end of every commit it has acknowledged, whatever
+    /// `synchronous_commit` says (an asynchronous commit is acknowledged before its WAL is written).
     private func primaryPosition() async throws -> String {
         try await primary.withConnection { connection in
-            try await connection.query("SELECT pg_current_wal_lsn()::text AS lsn").first?.decode("lsn", as: String.self) ?? "0/0"
+            try await connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn").first?.decode("lsn", as: String.self) ?? "0/0"
         }
     }
 
-    /// Waits up to `replayWait` for the standby to replay `position`, inside the server, and says whether it did; one
-    /// round trip. A server not in recovery is a primary (`prefer-standby` found no standby): it has everything.
-    private func hasReplayed(_ position: String, on connection: PostgresConnection) async throws -> Bool {
+    /// Waits up to `replayWait` for the standby to replay `position`, inside the server, in one round trip; throws
+    /// when it did not, or when the server is not a standby at all.
+    private func replayed(_ position: String, on connection: PostgresConnection) async throws {
         let waitMilliseconds = replayWait.components.seconds * 1000 + replayWait.components.attoseconds / 1_000_000_000_000_000
         let answers = try await connection.pipeline([
             "SELECT set_config('crema.replay_position', \(position), false), set_config('crema.replay_wait_ms', \(String(waitMilliseconds)), false)",
             Self.waitForReplay,
-            "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS fresh",
+            "SELECT pg_is_in_recovery() AS recovery, coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS replayed",
         ])
-        return try answers[2].first?.decode("fresh", as: Bool.self) ?? false
+        guard let row = answers[2].first, try row.decode("recovery", as: Bool.self) else { throw Miss.notStandby }
+        guard try row.decode("replayed", as: Bool.self) else { throw Miss.behind }
     }
 
     /// The wait, a constant statement (the position and the bound come from the session's settings, so no value enters
@@ -112,14 +134,34 @@ public struct StandbyReads: Sendable {
         END$$
         """
 
-    /// Whether the primary should serve a read the standby did not; anything else (the read's own error) is rethrown.
+    /// Why the primary serves a read the standby did not; anything else (the read's own error, its cancellation, a
+    /// statement timeout) is rethrown, not run again.
     private static func fallback(for failure: any Error) throws -> Outcome {
-        if failure is Behind { return .primaryStandbyBehind }
-        // 40001 on a standby: canceled because of a conflict with recovery (the rows it read were being replayed away).
-        if let error = failure as? PostgresError, error.isUnavailable || error.sqlState == "40001" { return .primaryStandbyFailed }
-        throw failure
+        switch failure {
+        case Miss.behind: return .primaryStandbyBehind
+        case Miss.notStandby: return .primaryNotStandby
+        default: break
+        }
+        guard !Task.isCancelled, let error = failure as? PostgresError else { throw failure }
+        switch error.code {
+        case .connectionFailed, .acquireTimeout: return .primaryStandbyFailed
+        case .server:
+            // Class 08: the connection broke; 57P01-57P04: the standby is shutting down or restarting; 40001 and 40P01
+            // on a standby: canceled by a conflict with recovery.
+            guard let state = error.sqlState else { throw failure }
+            if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "57P04", "40001", "40P01"].contains(state) { return .primaryStandbyFailed }
+            throw failure
+        case .canceled, .decoding, .closed, .invalidParameter: throw failure
+        }
     }
 
-    /// The standby has not replayed the primary's position yet.
-    private struct Behind: Error {}
+    /// The standby could not serve the read as fresh.
+    private enum Miss: Error { case behind, notStandby }
+
+    /// The backoff, shared by every copy of this value.
+    private final class Backoff: Sendable {
+        private let state = Mutex(StandbyBackoff())
+        func tryStandby() -> Bool { state.withLock { $0.tryStandby() } }
+        func note(_ outcome: Outcome) { state.withLock { outcome == .standby ? $0.served() : $0.missed() } }
+    }
 }

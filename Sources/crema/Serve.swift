@@ -78,8 +78,9 @@ extension Crema {
             }
             let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: configuration.poolSize), logger: logger)
             var setup = CremaProcess.Setup(pool: pool, conninfo: conninfo, workers: .serve, logger: logger)
+            // A read that finds no standby connection free within 100 ms is served by the primary instead of waiting.
             setup.standbyPool = configuration.readDatabaseURL.map {
-                PostgresPool(.init(conninfo: $0, maxConnections: configuration.poolSize), logger: logger)
+                PostgresPool(.init(conninfo: $0, maxConnections: configuration.poolSize, acquireTimeout: .milliseconds(100)), logger: logger)
             }
             setup.configure(configuration)
             setup.clock = clock

@@ -25,66 +25,101 @@ struct StandbyReadTests {
         try await ReplicatedClusters.with { clusters in
             let primary = PostgresPool(.init(conninfo: clusters.primary.conninfo, maxConnections: 4))
             let standby = PostgresPool(.init(conninfo: clusters.standby.conninfo, maxConnections: 4))
-            let outcomes = Outcomes()
-            let reads = StandbyReads(primary: primary, standby: standby) { outcomes.record($0) }
-            let service = OrderService(database: CremaDatabase(pool: primary, reads: reads), clock: .system)
+            // Two views of the same servers: a patient one (the caught-up checks must not depend on a loaded machine's
+            // replay keeping within 20 ms) and one with the default wait, for the paused standby.
+            let patientOutcomes = Outcomes()
+            let patient = OrderService(
+                database: CremaDatabase(
+                    pool: primary, reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30)) { patientOutcomes.record($0) }),
+                clock: .system)
+            let promptOutcomes = Outcomes()
+            let prompt = OrderService(
+                database: CremaDatabase(pool: primary, reads: StandbyReads(primary: primary, standby: standby) { promptOutcomes.record($0) }),
+                clock: .system)
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await primary.withConnection { try await migrator.migrate(on: $0) }
-            _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
+            _ = try await patient.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             let first = try StoreFixtures.orderID(
-                try await service.place(StoreFixtures.placement(posRef: "A"), in: .default, role: .pos, request: StoreFixtures.request()))
+                try await patient.place(StoreFixtures.placement(posRef: "A"), in: .default, role: .pos, request: StoreFixtures.request()))
 
-            // Caught up: the standby serves the board, the customer's list and the stream's head.
-            try await ReplicatedClusters.caughtUp(primary: primary, standby: standby)
-            #expect(try await Self.queued(service) == [first])
-            #expect(try await service.database.customers.orders(customerRef: "c-9", tenant: "default").map(\.order.id) == [first])
-            let head = try await service.database.stream.streamHead(store: "market-st", in: .default)
-            #expect(outcomes.taken() == [.standby, .standby, .standby])
+            // Caught up: the standby serves the board, the store's order list, the customer's list and the stream's head.
+            #expect(try await Self.queued(patient) == [first])
+            #expect(try await patient.database.orders.orders(store: "market-st", in: .default, state: nil, limit: 10, cursor: nil).orders.map(\.id) == [first])
+            #expect(try await patient.database.customers.orders(customerRef: "c-9", tenant: "default").map(\.order.id) == [first])
+            let head = try await patient.database.stream.streamHead(store: "market-st", in: .default)
+            #expect(patientOutcomes.taken() == [.standby, .standby, .standby, .standby])
 
             // The standby stops replaying: what is written now is acknowledged by the primary only.
             try await standby.withConnection { try await $0.simpleQuery("SELECT pg_wal_replay_pause()") }
             let second = try StoreFixtures.orderID(
-                try await service.place(StoreFixtures.placement(posRef: "B"), in: .default, role: .pos, request: StoreFixtures.request()))
+                try await prompt.place(StoreFixtures.placement(posRef: "B"), in: .default, role: .pos, request: StoreFixtures.request()))
             // The standby alone does not have it: a read it served would miss the acknowledged order.
             let onStandby = try await standby.withConnection { connection in
                 try await connection.query("SELECT count(*)::int AS n FROM orders WHERE order_id = \(second)").first?.decode("n", as: Int.self)
             }
             #expect(onStandby == 0)
-            #expect(try await Self.queued(service) == [first, second])
-            #expect(try await service.database.customers.orders(customerRef: "c-9", tenant: "default").map(\.order.id).sorted() == [first, second].sorted())
-            #expect(try await service.database.stream.streamHead(store: "market-st", in: .default) > head)
-            #expect(outcomes.taken() == [.primaryStandbyBehind, .primaryStandbyBehind, .primaryStandbyBehind])
+            #expect(try await Self.queued(prompt) == [first, second])
+            #expect(try await prompt.database.customers.orders(customerRef: "c-9", tenant: "default").map(\.order.id).sorted() == [first, second].sorted())
+            #expect(try await prompt.database.stream.streamHead(store: "market-st", in: .default) > head)
+            #expect(try await Self.queued(prompt) == [first, second])
+            // Behind after its wait; the next read goes straight to the primary (backoff); tried again, behind; skipped.
+            #expect(promptOutcomes.taken() == [.primaryStandbyBehind, .primaryBackoff, .primaryStandbyBehind, .primaryBackoff])
 
-            // Replaying again and caught up, the standby serves the same answer.
+            // A transaction's snapshot is taken after the wait: a read that waited for the replay sees what it waited for.
+            let third = try StoreFixtures.orderID(
+                try await prompt.place(StoreFixtures.placement(posRef: "C"), in: .default, role: .pos, request: StoreFixtures.request()))
+            async let waited = patient.database.customers.order(customerRef: "c-9", tenant: "default", id: third)
+            try await Self.untilWaitingForReplay(standby)
             try await standby.withConnection { try await $0.simpleQuery("SELECT pg_wal_replay_resume()") }
-            try await ReplicatedClusters.caughtUp(primary: primary, standby: standby)
-            #expect(try await Self.queued(service) == [first, second])
-            #expect(outcomes.taken() == [.standby])
+            #expect(try await waited?.order.order.id == third)
+            #expect(patientOutcomes.taken() == [.standby])
 
             // A standby that is gone leaves the reads on the primary, answered.
             try await clusters.standby.stop()
-            #expect(try await Self.queued(service) == [first, second])
-            #expect(outcomes.taken() == [.primaryStandbyFailed])
+            #expect(try await Self.queued(patient) == [first, second, third])
+            #expect(patientOutcomes.taken() == [.primaryStandbyFailed])
             await standby.close()
             await primary.close()
         }
     }
 
-    @Test("Without a standby every read is the primary's and nothing is counted")
+    @Test("Without a standby every read is the primary's, and a read URL that reaches a primary serves nothing")
     func withoutAStandbyReadsStayOnThePrimary() async throws {
         try await TestDatabase.with { db in
             let outcomes = Outcomes()
-            let reads = StandbyReads(primary: db.pool, standby: nil) { outcomes.record($0) }
-            let service = OrderService(database: CremaDatabase(pool: db.pool, reads: reads), clock: .system)
+            let service = OrderService(
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: nil) { outcomes.record($0) }), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             let id = try StoreFixtures.orderID(
                 try await service.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
             #expect(try await Self.queued(service) == [id])
             #expect(outcomes.taken().isEmpty)
+
+            // A "standby" that is not in recovery (a promoted or former primary) may have diverged: never trusted.
+            let notStandby = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let misdirected = OrderService(
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: notStandby) { outcomes.record($0) }),
+                clock: .system)
+            #expect(try await Self.queued(misdirected) == [id])
+            #expect(outcomes.taken() == [.primaryNotStandby])
+            await notStandby.close()
         }
     }
 
     static func queued(_ service: OrderService) async throws -> [UUID] {
         try await service.database.orders.board(store: "market-st", in: .default).columns[.queued, default: []].map(\.id)
+    }
+
+    /// Returns once a backend of the standby is inside `StandbyReads`' replay wait.
+    static func untilWaitingForReplay(_ standby: PostgresPool) async throws {
+        for _ in 0..<3_000 {
+            let waiting = try await standby.withConnection { connection in
+                try await connection.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'DO $$DECLARE%' AND state = 'active'")
+                    .first?.decode("n", as: Int.self) ?? 0
+            }
+            if waiting > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no read waited for the standby's replay")
     }
 }

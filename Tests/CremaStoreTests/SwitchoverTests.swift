@@ -66,7 +66,9 @@ struct SwitchoverTests {
                 }
                 // The switchover, once the writers are under way: a fast shutdown sends the standby every WAL record
                 // first, so nothing the old primary acknowledged is missing from the new one.
-                while acknowledged.orders.count < 8 { try await Task.sleep(for: .milliseconds(10)) }
+                // Bounded: a writer that failed early surfaces at waitForAll, after this gives up waiting for it.
+                for _ in 0..<6_000 where acknowledged.orders.count < 8 { try await Task.sleep(for: .milliseconds(10)) }
+                try #require(acknowledged.orders.count >= 8, "the writers had 8 orders acknowledged before the switchover")
                 try await clusters.primary.stop()
                 try await clusters.standby.promote()
                 acknowledged.promoted()

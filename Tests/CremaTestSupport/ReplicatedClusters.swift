@@ -11,8 +11,9 @@ public struct ReplicatedClusters: Sendable {
 
     /// Both servers up, the standby streaming; `database` exists on both.
     public static func start(database: String = "crema") async throws -> ReplicatedClusters {
-        // Short names: a Unix socket's path must fit in 107 bytes.
-        let folder = URL(fileURLWithPath: ".crema/replicas/\(UUID().uuidString.prefix(8).lowercased())")
+        // Under the temporary folder, with short names, whatever the checkout's depth: a Unix socket's path must fit in
+        // 107 bytes.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crema-r/\(UUID().uuidString.prefix(8).lowercased())")
         let primary = EmbeddedCluster(directory: folder.appendingPathComponent("p"), database: database)
         let standby = EmbeddedCluster(directory: folder.appendingPathComponent("s"), database: database, standbyOf: primary.directory)
         let clusters = ReplicatedClusters(primary: primary, standby: standby, folder: folder)
@@ -65,10 +66,14 @@ public struct ReplicatedClusters: Sendable {
         }
     }
 
-    /// Stops both servers and removes their folder.
+    /// Stops both servers and removes their folder; a folder whose server would not stop is left, to be looked at.
     public func stop() async {
-        try? await standby.stop()
-        try? await primary.stop()
-        try? FileManager.default.removeItem(at: folder)
+        do {
+            try await standby.stop()
+            try await primary.stop()
+            try FileManager.default.removeItem(at: folder)
+        } catch {
+            print("could not stop the replicated test clusters in \(folder.path): \(error)")
+        }
     }
 }
