@@ -11,10 +11,11 @@
 #
 # The two sides do the same work, checked: the same scripts, durations and seed, no non-2xx answer on either side,
 # every seeded order on the last board read of both runs, and the standby run must have served reads from the
-# standby (else it measured the primary twice).
+# standby (else it measured the primary twice; its share is printed, standby_share).
 #
 # Usage: bench/read-replica.sh [-c WRITERS] [-C READERS] [-d SECONDS] [-n SEEDED_PER_STORE] [-r ROUNDS]
-#   defaults: -c 8 -C 8 -d 20 -n 40 -r 1; 8 stores. Results in bench/results/read-replica-<time>/.
+#   defaults: -c 8 -C 8 -d 20 -n 40 -r 1; 8 stores; -c 0: reads only (what a read costs each server, without writes).
+#   Results in bench/results/read-replica-<time>/.
 # Needs: wrk, postgresql (pg_basebackup), curl, python3, a release crema (CREMA_BIN or .build-release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ writers=8 readers=8 duration=20 seeded=40 rounds=1 stores=8
 while getopts "c:C:d:n:r:h" opt; do
   case "$opt" in
     c) writers=$OPTARG ;; C) readers=$OPTARG ;; d) duration=$OPTARG ;; n) seeded=$OPTARG ;; r) rounds=$OPTARG ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
@@ -75,12 +76,17 @@ run() {
     -c "DO \$\$BEGIN WHILE NOT coalesce(pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn, false) LOOP PERFORM pg_sleep(0.01); END LOOP; END\$\$"
   local p0 s0 c0 p1 s1 c1
   p0=$(cluster_ticks "$cluster"); s0=$(cluster_ticks "$standby"); c0=$(ticks_of "$SERVE_PID")
-  POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="$db" STORES=$stores \
-    timeout $((duration + 30)) wrk -t 1 -c "$writers" -d "${duration}s" -s bench/lifecycle.lua "http://127.0.0.1:$port" > "$dir/writes.txt" 2>&1 &
-  local writes_pid=$!
+  local writes_pid=""
+  if [ "$writers" -gt 0 ]; then
+    POS_KEY=$BENCH_POS_KEY BARISTA_KEY=$BENCH_BARISTA_KEY RUN_ID="$db" STORES=$stores \
+      timeout $((duration + 30)) wrk -t 1 -c "$writers" -d "${duration}s" -s bench/lifecycle.lua "http://127.0.0.1:$port" > "$dir/writes.txt" 2>&1 &
+    writes_pid=$!
+  else
+    printf 'events_per_s 0\nnon2xx 0\n' > "$dir/writes.txt"
+  fi
   DASHBOARD_KEY=$DASHBOARD_KEY STORES=$stores \
     timeout $((duration + 30)) wrk -t 1 -c "$readers" -d "${duration}s" -s bench/board_reads.lua "http://127.0.0.1:$port" > "$dir/reads.txt" 2>&1
-  wait "$writes_pid"
+  [ -z "$writes_pid" ] || wait "$writes_pid"
   p1=$(cluster_ticks "$cluster"); s1=$(cluster_ticks "$standby"); c1=$(ticks_of "$SERVE_PID")
   curl -s "http://127.0.0.1:$port/metrics" | grep '^crema_db_standby_reads_total' > "$dir/served_by.txt" || true
   # Every seeded order is on the last board read (the seed is never advanced by the lifecycles, which place their own).
@@ -94,22 +100,31 @@ run() {
   reads=$(awk '/^reads_per_s/ { print $2 }' "$dir/reads.txt")
   p50=$(awk '/^read_p50_ms/ { print $2 }' "$dir/reads.txt"); p99=$(awk '/^read_p99_ms/ { print $2 }' "$dir/reads.txt")
   bad_r=$(awk '/^read_non2xx/ { print $2 }' "$dir/reads.txt")
-  local standby_served
-  standby_served=$(awk -F' ' '/served_by="standby"/ { print $2 }' "$dir/served_by.txt")
-  printf 'run: mode=%s round=%s events_per_s=%s reads_per_s=%s read_p50_ms=%s read_p99_ms=%s crema_cpu=%.2f primary_cpu=%.2f standby_cpu=%.2f non2xx=%s/%s seeded_on_board=%s/%s served_by=%s\n' \
+  local standby_served all_served share sock_w sock_r
+  standby_served=$(awk '/served_by="standby"/ { print $2 }' "$dir/served_by.txt")
+  all_served=$(awk '{ n += $2 } END { print n + 0 }' "$dir/served_by.txt")
+  share=$( [ "$all_served" -gt 0 ] && echo "$(( 100 * ${standby_served:-0} / all_served ))%" || echo "-")
+  sock_w=$(awk '/^socket_errors/ { split($0, a, /[= ]/); print a[3] + a[5] + a[7] + a[9] }' "$dir/writes.txt"); sock_w=${sock_w:-0}
+  sock_r=$(awk '/^read_socket_errors/ { print $2 }' "$dir/reads.txt")
+  # CPU in cores (CPU seconds per second of run), and in ms per request (events and reads together).
+  local requests
+  requests=$(echo "($events + $reads) * $duration" | bc -l)
+  printf 'run: mode=%s round=%s events_per_s=%s reads_per_s=%s read_p50_ms=%s read_p99_ms=%s crema_cpu=%.2f primary_cpu=%.2f standby_cpu=%.2f primary_ms_per_request=%.3f standby_ms_per_request=%.3f non2xx=%s/%s socket_errors=%s/%s seeded_on_board=%s/%s standby_share=%s served_by=%s\n' \
     "$mode" "$round" "$events" "$reads" "$p50" "$p99" "$(echo "($c1 - $c0) / 100 / $duration" | bc -l)" \
     "$(echo "($p1 - $p0) / 100 / $duration" | bc -l)" "$(echo "($s1 - $s0) / 100 / $duration" | bc -l)" \
-    "${bad_w:-?}" "${bad_r:-?}" "$shown" "$seeded" "$(tr '\n' ' ' < "$dir/served_by.txt" | sed 's/crema_db_standby_reads_total//g; s/ $//')" | tee -a "$out/run.log"
+    "$(echo "($p1 - $p0) * 10 / $requests" | bc -l)" "$(echo "($s1 - $s0) * 10 / $requests" | bc -l)" \
+    "${bad_w:-?}" "${bad_r:-?}" "$sock_w" "${sock_r:-?}" "$shown" "$seeded" "$share" "$(tr '\n' ' ' < "$dir/served_by.txt" | sed 's/crema_db_standby_reads_total//g; s/ $//')" | tee -a "$out/run.log"
   # Like with like: no refusals on either side, the whole seed on the board, and the standby run served by the standby.
   [ "${bad_w:-1}" = 0 ] && [ "${bad_r:-1}" = 0 ] || { log "INVALID: non-2xx answers ($mode)"; return 1; }
+  [ "$sock_w" = 0 ] && [ "${sock_r:-1}" = 0 ] || { log "INVALID: socket errors ($mode)"; return 1; }
   [ "$shown" = "$seeded" ] || { log "INVALID: the board of s1 showed $shown of $seeded seeded orders ($mode)"; return 1; }
   if [ "$mode" = standby ]; then
     [ "${standby_served:-0}" -gt 0 ] || { log "INVALID: no read was served by the standby"; return 1; }
   fi
 }
 
+# Alternating which side goes first, since the cluster grows by a database per run.
 for round in $(seq 1 "$rounds"); do
-  run primary "$round"
-  run standby "$round"
+  if [ $((round % 2)) = 1 ]; then run primary "$round"; run standby "$round"; else run standby "$round"; run primary "$round"; fi
 done
 log "results in $out"

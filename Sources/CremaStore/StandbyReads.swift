@@ -108,17 +108,26 @@ public struct StandbyReads: Sendable {
         }
     }
 
-    /// Waits up to `replayWait` for the standby to replay `position`, inside the server, in one round trip; throws
-    /// when it did not, or when the server is not a standby at all.
+    /// Returns when the standby has replayed `position`, waiting up to `replayWait` for it inside the server; throws
+    /// when it did not, or when the server is not a standby at all. A standby that has replayed it costs one short
+    /// statement; only one behind pays for the wait, in a second round trip.
     private func replayed(_ position: String, on connection: PostgresConnection) async throws {
+        let check: PostgresQuery =
+            "SELECT pg_is_in_recovery() AS recovery, coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS replayed"
+        if try Self.replayed(try await connection.query(check)) { return }
         let waitMilliseconds = replayWait.components.seconds * 1000 + replayWait.components.attoseconds / 1_000_000_000_000_000
         let answers = try await connection.pipeline([
             "SELECT set_config('crema.replay_position', \(position), false), set_config('crema.replay_wait_ms', \(String(waitMilliseconds)), false)",
             Self.waitForReplay,
-            "SELECT pg_is_in_recovery() AS recovery, coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS replayed",
+            check,
         ])
-        guard let row = answers[2].first, try row.decode("recovery", as: Bool.self) else { throw Miss.notStandby }
-        guard try row.decode("replayed", as: Bool.self) else { throw Miss.behind }
+        guard try Self.replayed(answers[2]) else { throw Miss.behind }
+    }
+
+    /// Whether the check's answer says replayed; a server not in recovery is refused.
+    private static func replayed(_ rows: [PostgresRow]) throws -> Bool {
+        guard let row = rows.first, try row.decode("recovery", as: Bool.self) else { throw Miss.notStandby }
+        return try row.decode("replayed", as: Bool.self)
     }
 
     /// The wait, a constant statement (the position and the bound come from the session's settings, so no value enters
