@@ -29,6 +29,7 @@ public struct StandbyReads: Sendable {
     public let replayWait: Duration
     let observe: @Sendable (Outcome) -> Void
     private let backoff = Backoff()
+    private let position = PrimaryPosition()
 
     /// Long enough for a standby that keeps up under writes (replay a few milliseconds behind), short next to a read's
     /// own time on the primary when it does not.
@@ -100,11 +101,15 @@ public struct StandbyReads: Sendable {
         observe(outcome)
     }
 
-    /// The primary's WAL insert position: past the end of every commit it has acknowledged, whatever
-    /// `synchronous_commit` says (an asynchronous commit is acknowledged before its WAL is written).
+    /// The primary's WAL insert position, taken after this call began (shared with the reads that began with it):
+    /// past the end of every commit it has acknowledged, whatever `synchronous_commit` says (an asynchronous commit is
+    /// acknowledged before its WAL is written).
     private func primaryPosition() async throws -> String {
-        try await primary.withConnection { connection in
-            try await connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn").first?.decode("lsn", as: String.self) ?? "0/0"
+        let primary = primary
+        return try await position.current {
+            try await primary.withConnection { connection in
+                try await connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn").first?.decode("lsn", as: String.self) ?? "0/0"
+            }
         }
     }
 

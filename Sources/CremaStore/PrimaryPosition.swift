@@ -1,0 +1,43 @@
+/// The primary's WAL position as `StandbyReads` needs it: never taken before the read began, shared by the reads that
+/// began while one was being taken. The actor only performs what `PrimaryPositionStateMachine` decides.
+actor PrimaryPosition {
+    /// What a waiting read is resumed with.
+    private enum Turn: Sendable {
+        case position(String)
+        case ask
+    }
+
+    private var machine = PrimaryPositionStateMachine()
+    private var waiters: [Int: CheckedContinuation<Turn, any Error>] = [:]
+    private var nextRead = 0
+
+    /// A position taken after this call began; `fetch` asks the primary for it (run by one of the reads waiting).
+    func current(_ fetch: @Sendable () async throws -> String) async throws -> String {
+        nextRead += 1
+        let read = nextRead
+        switch machine.request(read) {
+        case .ask:
+            return try await ask(read, fetch)
+        case .wait:
+            let turn = try await withCheckedThrowingContinuation { waiters[read] = $0 }
+            switch turn {
+            case .position(let position): return position
+            case .ask: return try await ask(read, fetch)
+            }
+        }
+    }
+
+    private func ask(_ read: Int, _ fetch: @Sendable () async throws -> String) async throws -> String {
+        // Reentrant: reads that start while this awaits are told to wait for the next asking.
+        let result: Result<String, any Error>
+        do {
+            result = .success(try await fetch())
+        } catch {
+            result = .failure(error)
+        }
+        let answered = machine.answered(asker: read)
+        for other in answered.resume { waiters.removeValue(forKey: other)?.resume(with: result.map(Turn.position)) }
+        if let next = answered.askNext { waiters.removeValue(forKey: next)?.resume(returning: .ask) }
+        return try result.get()
+    }
+}
