@@ -13,19 +13,20 @@ public struct PostgresBinds: PostgresSQL {
         for part in parts { values += part.values }
     }
 
+    /// Inlinable, so that each value's text is specialized where the statement is written (another module).
     public struct StringInterpolation: PostgresSQLInterpolation {
-        var values: [String?] = []
+        @usableFromInline var values: [String?] = []
 
-        public init(literalCapacity: Int, interpolationCount: Int) { values.reserveCapacity(interpolationCount) }
+        @inlinable public init(literalCapacity: Int, interpolationCount: Int) { values.reserveCapacity(interpolationCount) }
 
-        public mutating func appendLiteral(_ literal: String) {}
+        @inlinable public mutating func appendLiteral(_ literal: String) {}
 
-        public mutating func appendInterpolation(_ value: some PostgresEncodable) { values.append(value.postgresText) }
+        @inlinable public mutating func appendInterpolation(_ value: some PostgresEncodable) { values.append(value.postgresText) }
 
-        public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) { values.append(value?.postgresText) }
+        @inlinable public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) { values.append(value?.postgresText) }
 
-        public mutating func appendInterpolation(unescaped fragment: StaticString) {}
+        @inlinable public mutating func appendInterpolation(unescaped fragment: StaticString) {}
 
-        public mutating func appendInterpolation(_ fragment: PostgresBinds) { values += fragment.values }
+        @inlinable public mutating func appendInterpolation(_ fragment: PostgresBinds) { values += fragment.values }
     }
 }

@@ -23,7 +23,9 @@ extension PostgresStatementShape where Key == PostgresFixedText {
 
 extension PostgresStatementShape {
     /// The statement for this call: the kept text of its shape with this call's values; the first call of a shape
-    /// builds and keeps the text.
+    /// builds and keeps the text. Inlinable, so that the caller's module specializes `sql()` for its shape (called
+    /// through the protocol, the generic function looked up metadata for every interpolation).
+    @inlinable
     public var query: PostgresQuery {
         let binds: PostgresBinds = sql()
         if let statement = Self.statements[key] { return statement.bind(binds) }
