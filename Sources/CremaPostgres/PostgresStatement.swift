@@ -3,8 +3,9 @@ import Synchronization
 /// A statement's text built once, with an identity: each connection prepares it at its first use and then knows it by
 /// that identity, so a call sends only its values. Building the text (fragments spliced, placeholders renumbered),
 /// scanning it for NUL and finding its prepared name by hashing kilobytes of it cost more than anything else the
-/// driver did per event when every call rebuilt it (docs/benchmarks.md, issue #35). Fixed statements are `static let`;
-/// those whose text depends on a count (rows, webhooks) are kept per shape by a ``PostgresStatementShape``'s table.
+/// driver did per event when every call rebuilt it (docs/benchmarks.md, issue #35). A statement without values
+/// (`COMMIT`) is a `static let`; one written with values is a ``PostgresStatementShape``, whose table keeps one per key
+/// (one for a fixed text; one per number of rows or webhooks for the order's write).
 public struct PostgresStatement: Sendable {
     /// The text with its placeholders numbered, byte for byte what the server receives.
     public let sql: String
