@@ -6,7 +6,8 @@ public import Logging
 /// (`PQsendQueryPrepared` … `PQpipelineSync`, `PQflush`); the process's ``PostgresEventLoop`` reads the answers
 /// when the socket is readable and resumes the caller once, with every result of the flight. So no thread waits
 /// in libpq for a statement, and statements that do not depend on each other cost one round trip together.
-/// Statements are prepared on first use and reused by name (up to ``preparedLimit`` per connection).
+/// Statements are prepared on first use and reused by name (up to ``preparedLimit`` per connection); a kept
+/// ``PostgresStatement`` is known by its identity, any other statement by its text.
 /// Only opening and resetting a connection block, on a dispatch queue of their own, never on Swift's
 /// cooperative pool. Task cancellation sends a cancel request to the server (`PQcancel`).
 public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Handler {
@@ -27,9 +28,9 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// `target_session_attrs=read-write` finds the new primary.
     private var refusedWritesSinceReset = false
     /// `BEGIN …` to send ahead of the next flight (``begin(_:)``), so opening a transaction costs no round trip.
-    private var pendingBegin: String?
-    /// Statement text → the name it is prepared under on this connection.
-    private var prepared: [String: String] = [:]
+    private var pendingBegin: PostgresStatement?
+    /// A kept statement's identity, or a statement's text → the name it is prepared under on this connection.
+    private var prepared: [PostgresPreparedKey: String] = [:]
     private var preparedSerial = 0
     private var flights = 0
     private var cancelHandle: OpaquePointer?
@@ -78,7 +79,9 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     @discardableResult
     public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
         for query in queries {
-            if Self.containsNUL(query.sql) || query.binds.contains(where: { $0.map(Self.containsNUL) == true }) {
+            // A kept statement's text was checked once, when it was made; a text built per call is checked at each.
+            let textHasNUL = query.statement.map(\.containsNUL) ?? Self.containsNUL(query.sql)
+            if textHasNUL || query.binds.contains(where: { $0.map(Self.containsNUL) == true }) {
                 throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
             }
             // The protocol counts parameters in 16 bits; libpq would refuse the statement halfway through a flight.
@@ -106,7 +109,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             }
             if let begin = self.pendingBegin {
                 self.pendingBegin = nil
-                guard PQsendQuery(handle, begin + "; " + sql) == 1 else { throw Self.sendFailure(handle) }
+                guard PQsendQuery(handle, begin.sql + "; " + sql) == 1 else { throw Self.sendFailure(handle) }
             } else {
                 guard PQsendQuery(handle, sql) == 1 else { throw Self.sendFailure(handle) }
             }
@@ -117,7 +120,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
 
     /// Opens a transaction with the next flight: `BEGIN` travels with the transaction's first statements.
     public func begin(_ isolation: PostgresIsolation) {
-        lock.withLock { pendingBegin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" }
+        lock.withLock { pendingBegin = .begin(isolation) }
     }
 
     /// Whether a transaction is open (or about to be, with the next flight): what ``commit()`` or ``rollback()`` end.
@@ -136,16 +139,16 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         // The server answers COMMIT of a failed transaction with ROLLBACK and no error: say so instead.
         let failed = lock.withLock { handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false }
         if failed {
-            try await query("ROLLBACK")
+            try await query(PostgresStatement.rollback.query)
             throw PostgresError(.server, sqlState: "25P02", detail: "the transaction had failed and was rolled back, not committed")
         }
-        try await query("COMMIT")
+        try await query(PostgresStatement.commit.query)
     }
 
     /// Rolls the open transaction back; a `BEGIN` not yet sent is dropped.
     public func rollback() async throws(PostgresError) {
         if dropPendingBegin() { return }
-        try await query("ROLLBACK")
+        try await query(PostgresStatement.rollback.query)
     }
 
     private func dropPendingBegin() -> Bool {
@@ -305,7 +308,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
         if let begin = pendingBegin {
             pendingBegin = nil
-            try send(PostgresQuery(unsafeSQL: begin), answer: nil, on: handle, into: &flight)
+            try send(begin.query, answer: nil, on: handle, into: &flight)
         }
         for (index, query) in queries.enumerated() {
             try send(query, answer: index, on: handle, into: &flight)
@@ -315,12 +318,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
 
     /// Queues one statement: by name when prepared, else prepared now (when there is room) and run by name.
     private func send(_ query: PostgresQuery, answer: Int?, on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
-        var name = prepared[query.sql] ?? flight.preparing(query.sql)
+        let key = query.preparedKey
+        var name = prepared[key] ?? flight.preparing(key)
         if name == nil, prepared.count < Self.preparedLimit, query.sql.utf8.count <= Self.preparedMaxLength {
             preparedSerial += 1
             let fresh = "crema_\(preparedSerial)"
             guard PQsendPrepare(handle, fresh, query.sql, 0, nil) == 1 else { throw Self.sendFailure(handle) }
-            flight.add(.prepare(name: fresh, sql: query.sql))
+            flight.add(.prepare(name: fresh, key: key))
             name = fresh
         }
         let binds = query.binds
@@ -400,7 +404,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             prepared = [:]
             return
         }
-        for (sql, name) in flight.prepared { prepared[sql] = name }
+        for (key, name) in flight.prepared { prepared[key] = name }
     }
 
     /// The connection failed under a flight: stop watching it (a closed socket is always readable) and end the flight.

@@ -10,8 +10,8 @@ struct PostgresFlight {
     enum Step {
         /// A statement whose rows go to `answers[index]`; nil for one whose rows nobody asked for (`BEGIN`).
         case statement(answer: Int?)
-        /// A `Parse` of `sql` under `name`; remembered once the server accepted it.
-        case prepare(name: String, sql: String)
+        /// A `Parse` of the statement `key` names, under `name`; remembered once the server accepted it.
+        case prepare(name: String, key: PostgresPreparedKey)
     }
 
     /// The results a flight hands to its caller, who alone reads and frees them: owned, so safe to send.
@@ -43,7 +43,7 @@ struct PostgresFlight {
     private(set) var answers: [OpaquePointer?]
     private(set) var error: PostgresError?
     /// Statements the server accepted as prepared during this flight.
-    private(set) var prepared: [(sql: String, name: String)] = []
+    private(set) var prepared: [(key: PostgresPreparedKey, name: String)] = []
     let continuation: CheckedContinuation<Outcome, Never>
 
     init(mode: Mode, answers: Int, continuation: CheckedContinuation<Outcome, Never>) {
@@ -54,10 +54,10 @@ struct PostgresFlight {
 
     mutating func add(_ step: Step) { steps.append(step) }
 
-    /// The name `sql` is being prepared under earlier in this flight, so a second use runs by that name.
-    func preparing(_ sql: String) -> String? {
+    /// The name the statement `key` names is being prepared under earlier in this flight, so a second use runs by it.
+    func preparing(_ key: PostgresPreparedKey) -> String? {
         for step in steps {
-            if case .prepare(let name, let text) = step, text == sql { return name }
+            if case .prepare(let name, let prepared) = step, prepared == key { return name }
         }
         return nil
     }
@@ -83,7 +83,7 @@ struct PostgresFlight {
             if error == nil { error = PostgresResult.error(result, connectionOK: connectionOK) }
             return false
         }
-        if current < steps.count, case .prepare(let name, let sql) = steps[current] { prepared.append((sql, name)) }
+        if current < steps.count, case .prepare(let name, let key) = steps[current] { prepared.append((key, name)) }
         return false
     }
 

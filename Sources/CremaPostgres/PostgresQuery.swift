@@ -2,10 +2,15 @@
 /// `$n` parameter: values never enter the SQL text, so injection is impossible by construction.
 ///
 ///     let q: PostgresQuery = "SELECT * FROM orders WHERE order_id = \(id) AND state = \(state)"
-public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+///
+/// A statement run at every event is better written once as a ``PostgresStatementShape``: its text is then built once
+/// and prepared by identity, and each call builds only its values.
+public struct PostgresQuery: PostgresSQL, CustomStringConvertible {
     public private(set) var sql: String
     /// Text-format parameter values; nil is SQL NULL.
     public private(set) var binds: [String?]
+    /// The kept statement whose text this is, if any: then its NUL check is done and it is prepared by identity.
+    private(set) var statement: PostgresStatement?
 
     public init(stringLiteral value: String) {
         self.sql = value
@@ -23,10 +28,24 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
         self.binds = binds
     }
 
+    /// A kept statement with this call's values.
+    init(_ statement: PostgresStatement, binds: [String?]) {
+        self.sql = statement.sql
+        self.binds = binds
+        self.statement = statement
+    }
+
+    /// What a connection knows the statement's prepared name by: the kept statement's identity, else its text.
+    var preparedKey: PostgresPreparedKey {
+        statement.map { .statement($0.id) } ?? .text(sql)
+    }
+
     /// The SQL without values, safe to log.
     public var description: String { sql }
 
-    public struct StringInterpolation: StringInterpolationProtocol {
+    public struct StringInterpolation: PostgresSQLInterpolation {
+        public typealias Fragment = PostgresQuery
+
         var sql = ""
         var binds: [String?] = []
 

@@ -205,10 +205,20 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         guard let (change, queued) = unsent else { return }
         let payload = Self.payload(announcing: change, queued: queued, from: instance)
         do {
-            try await pool.withConnection { connection in _ = try await connection.query("SELECT pg_notify(\(Self.channel), \(payload))") }
+            let statement = NotifyStatement(channel: Self.channel, payload: payload)
+            try await pool.withConnection { connection in _ = try await connection.query(statement.query) }
         } catch {
             logger.debug("could not announce order changes; other processes see them when they poll", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The NOTIFY, one for every few events: its text is kept, like the event's own statements.
+    private struct NotifyStatement: PostgresStatementShape {
+        static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
+        var channel: String
+        var payload: String
+
+        func sql<SQL: PostgresSQL>() -> SQL { "SELECT pg_notify(\(channel), \(payload))" }
     }
 
     // MARK: - Payload

@@ -15,7 +15,7 @@ enum DeliveryPlanning {
     /// for every customer token: only a Live Activity registration says otherwise). A token's app is the one
     /// it registered with, else `defaultBundleID` (given for the default tenant only: `CREMA_APNS_TOPIC`), else the
     /// tenant's default app.
-    static func targets(defaultBundleID: String?) -> PostgresQuery {
+    static func targets<SQL: PostgresSQL>(defaultBundleID: String?) -> SQL {
         """
         SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
                coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id,
@@ -36,7 +36,7 @@ enum DeliveryPlanning {
     /// the join around): each lookup reads that target's rows (`delivery_outbox_by_target`), never the tenant's. As a
     /// plain join, the generic plan a connection cached while the outbox was small walked every outbox row of the
     /// tenant for each event once it had grown (5.6 ms an event after 15 s of load, growing with the table).
-    static func selectColumns(now: Date) -> PostgresQuery {
+    static func selectColumns<SQL: PostgresSQL>(now: Date) -> SQL {
         let since = now.addingTimeInterval(-historyWindow)
         return """
         (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
@@ -111,12 +111,13 @@ enum DeliveryPlanning {
     /// The plan's outbox rows, each a `VALUES` row with every field a parameter of its own: as one JSON document, every
     /// APNs body (up to 4 KB of JSON) was escaped again and parsed back by the server, and the rows were about 1.5 %
     /// of `crema serve`'s samples under ingest even with no body at all (the webhook drafts went the same way). The
-    /// statement's text differs with the number of rows, a handful of shapes, each prepared once per connection.
-    static func rows(_ plan: DeliveryPlan, targets: [PushTarget], at: Date) -> [PostgresQuery] {
+    /// statement's text differs with the number of rows, a handful of shapes, each built once (`OrderStatements.Write`)
+    /// and prepared once per connection. `range` indexes the deliveries, then the skips.
+    static func rows<SQL: PostgresSQL>(_ plan: DeliveryPlan, targets: [PushTarget], at: Date, in range: Range<Int>) -> [SQL] {
         let apps = Dictionary(targets.map { ($0.ref, $0.bundleID) }, uniquingKeysWith: { first, _ in first })
-        var rows: [PostgresQuery] = []
-        rows.reserveCapacity(plan.deliveries.count + plan.skips.count)
-        for d in plan.deliveries {
+        var rows: [SQL] = []
+        rows.reserveCapacity(range.count)
+        for d in plan.deliveries[range.clamped(to: plan.deliveries.indices)] {
             rows.append(
                 """
                 (\(d.target.kind.rawValue)::text, \(d.target.id)::bigint, \(d.pushType.rawValue)::text, \(d.priority)::smallint,
@@ -125,7 +126,8 @@ enum DeliveryPlanning {
                  \(d.apnsTimestamp)::bigint, \(apps[d.target])::text)
                 """)
         }
-        for s in plan.skips {
+        let skips = (range.lowerBound - plan.deliveries.count)..<(range.upperBound - plan.deliveries.count)
+        for s in plan.skips[skips.clamped(to: plan.skips.indices)] {
             rows.append(
                 """
                 (\(s.target?.kind.rawValue)::text, \(s.target?.id)::bigint, \(s.pushType?.rawValue)::text, NULL::smallint,
@@ -137,21 +139,19 @@ enum DeliveryPlanning {
     }
 
     /// `rows` as one `VALUES` list (a typed empty set when there are none).
-    static func values(_ rows: ArraySlice<PostgresQuery>) -> PostgresQuery {
+    static func values<SQL: PostgresSQL>(_ rows: [SQL]) -> SQL {
         guard !rows.isEmpty else {
             return """
                 SELECT NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
                        NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::bigint, NULL::text WHERE false
                 """
         }
-        return "VALUES \(PostgresQuery(joining: rows, separator: ", "))"
+        return "VALUES \(SQL(joining: rows, separator: ", "))"
     }
 
     /// The `INSERT` of `rows` into the outbox for `order`: the body of the CTE `outbox`, or a statement of its own for
     /// the rows past `rowsPerStatement`.
-    static func insert(
-        _ rows: ArraySlice<PostgresQuery>, order: Order, tenant: String, event: OrderEventType, at: Date
-    ) -> PostgresQuery {
+    static func insert<SQL: PostgresSQL>(_ rows: [SQL], order: Order, tenant: String, event: OrderEventType, at: Date) -> SQL {
         """
         INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                      push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
@@ -166,18 +166,20 @@ enum DeliveryPlanning {
         """
     }
 
-    /// What writes `plan` for `order`: CTEs named `outbox` and `superseded` (to follow other CTEs with a comma) holding
-    /// the first `rowsPerStatement` rows, and a statement for each further batch, to send in the same round trip.
-    static func write(
+    /// How many of `plan`'s outbox rows the statement that appends the event writes: its first deliveries, then skips.
+    static func firstRows(_ plan: DeliveryPlan) -> (deliveries: Int, skips: Int) {
+        let deliveries = min(plan.deliveries.count, rowsPerStatement)
+        return (deliveries, min(plan.skips.count, rowsPerStatement - deliveries))
+    }
+
+    /// What writes `plan` for `order` in the statement that appends the event: CTEs named `outbox` and `superseded` (to
+    /// follow other CTEs with a comma) holding the first `rowsPerStatement` rows; ``more`` writes the others.
+    static func ctes<SQL: PostgresSQL>(
         _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
-    ) -> (ctes: PostgresQuery, more: [PostgresQuery]) {
-        let rows = rows(plan, targets: targets, at: at)
-        let first = rows.prefix(rowsPerStatement)
-        let more = stride(from: rowsPerStatement, to: rows.count, by: rowsPerStatement).map { start in
-            insert(rows[start..<min(start + rowsPerStatement, rows.count)], order: order, tenant: tenant, event: event, at: at)
-        }
+    ) -> SQL {
+        let first: [SQL] = rows(plan, targets: targets, at: at, in: 0..<min(plan.deliveries.count + plan.skips.count, rowsPerStatement))
         let superseded = PostgresTextArray(plan.superseded.map(String.init))
-        let ctes: PostgresQuery = """
+        return """
             outbox AS (
                 \(insert(first, order: order, tenant: tenant, event: event, at: at))
             ), superseded AS (
@@ -188,6 +190,16 @@ enum DeliveryPlanning {
                   AND state = 'pending'
             )
             """
-        return (ctes, more)
+    }
+
+    /// A statement for each batch of `plan`'s outbox rows past the first `rowsPerStatement`, to send in the same round
+    /// trip as the one that appends the event (none for a plan of fewer rows: every default limit).
+    static func more(
+        _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
+    ) -> [PostgresQuery] {
+        let count = plan.deliveries.count + plan.skips.count
+        return stride(from: rowsPerStatement, to: count, by: rowsPerStatement).map { start in
+            insert(rows(plan, targets: targets, at: at, in: start..<min(start + rowsPerStatement, count)), order: order, tenant: tenant, event: event, at: at)
+        }
     }
 }

@@ -7,7 +7,7 @@ extension TenantScope {
     var sql: PostgresQuery { filter(on: "") }
 
     /// The same filter over columns qualified by `alias` (`"o."`, say).
-    func filter(on alias: StaticString) -> PostgresQuery {
+    func filter<SQL: PostgresSQL>(on alias: StaticString) -> SQL {
         let stores = sortedStores.map(PostgresTextArray.init)
         return "\(unescaped: alias)tenant_id = \(tenant) AND (\(stores)::text[] IS NULL OR \(unescaped: alias)store_id = ANY(\(stores)::text[]))"
     }

@@ -101,7 +101,7 @@ public struct BroadcastRepository: Repository {
 
     /// The statement (a CTE body) that queues the store's board after a change, inside the change's own transaction:
     /// nothing when the store has no channel; one row per store however many changes come before it is sent.
-    public static func queueBoard(tenant: String, store: String, change: BoardChange, at: Date) -> PostgresQuery {
+    public static func queueBoard<SQL: PostgresSQL>(tenant: String, store: String, change: BoardChange, at: Date) -> SQL {
         """
         INSERT INTO broadcast_outbox (tenant_id, store_id, priority, due_at)
         SELECT tenant_id, store_id, \(change.priority), \(at)::timestamptz + make_interval(secs => \(BoardChange.settleSeconds))

@@ -8,21 +8,21 @@ import Foundation
 enum WebhookOutbox {
     /// Whether endpoint `e` (unqualified columns under alias `e`) wants an event of `type` in `store` (SQL
     /// expressions; a NULL store, such as a customer's token, reaches only endpoints for every store).
-    static func wants(type: PostgresQuery, store: PostgresQuery) -> PostgresQuery {
+    static func wants<SQL: PostgresSQL>(type: SQL, store: SQL) -> SQL {
         "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
     }
 
     /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma);
     /// `hook_deliveries` returns a row per delivery queued, see ``queuedDeliveries``.
-    static func orderCTEs(
+    static func orderCTEs<SQL: PostgresSQL>(
         _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
-    ) -> PostgresQuery {
+    ) -> SQL {
         // Each draft's fields are parameters of their own: wrapping the bodies (the order, about 1 KB) in one JSON
         // document escaped every byte again and was 1.7 % of crema serve's samples under ingest.
-        let rows: PostgresQuery =
+        let rows: SQL =
             drafts.isEmpty
             ? "SELECT NULL::uuid, NULL::text, NULL::text WHERE false"
-            : "VALUES \(PostgresQuery(joining: drafts.map { draft -> PostgresQuery in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
+            : "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
         return """
             hook_events AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
@@ -42,7 +42,7 @@ enum WebhookOutbox {
     /// The column of ``queuedDeliveries``.
     static let queuedColumn = "webhooks_queued"
     /// A column ``queuedColumn``: whether the CTEs of ``orderCTEs`` queued any delivery.
-    static let queuedDeliveries = PostgresQuery(unsafeSQL: "EXISTS (SELECT 1 FROM hook_deliveries) AS \(queuedColumn)")
+    static let queuedDeliveries: StaticString = "EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued"
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
     static func isoTime(_ expression: PostgresQuery) -> PostgresQuery {

@@ -1,0 +1,232 @@
+import CremaCore
+import CremaPostgres
+import Foundation
+
+/// The statements of an order command (``OrderTransaction``), each written once as a ``PostgresStatementShape``: its
+/// text is built the first time its shape is seen and kept, and every later command builds only its values. The
+/// text is what the `PostgresQuery` of the same SQL would be, byte for byte (`bench/ingest.sh` replays it).
+enum OrderStatements {
+    /// The outbox rows and webhook events one write holds: what its text depends on. Bounded per table (a shape
+    /// past it is sent as text); the default limits give a few dozen at most.
+    struct Rows: Hashable, Sendable {
+        var deliveries: Int
+        var skips: Int
+        var hooks: Int
+
+        init(_ plan: DeliveryPlan, hooks: [WebhookDraft]) {
+            let first = DeliveryPlanning.firstRows(plan)
+            self.deliveries = first.deliveries
+            self.skips = first.skips
+            self.hooks = hooks.count
+        }
+    }
+
+    /// How many shapes of each write are kept.
+    static let writeShapes = 64
+
+    /// Where a claimed key's store comes from: named by the request (placing), or the order's.
+    enum StoreSource: Sendable {
+        case store(String)
+        case order(UUID)
+
+        var kind: Kind {
+            switch self {
+            case .store: .store
+            case .order: .order
+            }
+        }
+
+        enum Kind: Hashable, Sendable {
+            case store
+            case order
+        }
+    }
+
+    /// Claims the key in the store `source` names; no row comes back when the key was seen within the window. A
+    /// concurrent request with the same key waits on the key's row until the first one commits.
+    struct Claim: PostgresStatementShape {
+        static let statements = PostgresStatementTable<StoreSource.Kind>(limit: 2)
+        var scope: TenantScope
+        var request: IdempotentRequest
+        var source: StoreSource
+
+        var key: StoreSource.Kind { source.kind }
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            """
+            INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
+            SELECT \(scope.tenant), k.store_id, \(request.scope), \(request.key), \(request.path), \(request.body), 0, ''
+            FROM \(store() as SQL) k
+            ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
+                SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
+                    response_status = 0, response_body = '', created_at = now()
+                WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
+            RETURNING 1
+            """
+        }
+
+        /// A one-row subquery with a `store_id` column.
+        private func store<SQL: PostgresSQL>() -> SQL {
+            switch source {
+            case .store(let store): return "(SELECT \(store)::text AS store_id)"
+            case .order(let id): return "(SELECT store_id FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id))"
+            }
+        }
+    }
+
+    /// Takes the store's next order number, with the planning inputs.
+    struct PlacementRead: PostgresStatementShape {
+        static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
+        var scope: TenantScope
+        var store: String
+        var customerRef: String?
+        var defaultBundleID: String?
+        var now: Date
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            """
+            WITH s AS (
+                UPDATE stores SET next_order_number = next_order_number + 1 WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
+                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+            ), o AS (
+                SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
+            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
+            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(now: now) as SQL)
+            FROM s
+            """
+        }
+    }
+
+    /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions.
+    struct OrderRead: PostgresStatementShape {
+        static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
+        var scope: TenantScope
+        var id: UUID
+        var defaultBundleID: String?
+        var now: Date
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            """
+            WITH o AS (
+                SELECT tenant_id, \(unescaped: OrderRow.columns),
+                       (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
+                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
+                       (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
+                FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id) FOR UPDATE
+            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(now: now) as SQL)
+            FROM o
+            """
+        }
+    }
+
+    /// The answer stored with a key seen before, and whether it was stored for the same request.
+    struct StoredAnswer: PostgresStatementShape {
+        static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
+        var scope: TenantScope
+        var request: IdempotentRequest
+        var store: String
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            """
+            SELECT request_path = \(request.path) AND request_body = \(request.body) AS same,
+                   response_status, response_body
+            FROM idempotency_keys WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+            """
+        }
+    }
+
+    /// What every write stores besides the order and its event: the answer, the board, the deliveries and webhooks.
+    struct Effects: Sendable {
+        var tenant: String
+        var request: IdempotentRequest
+        var answer: CommandResponse
+        var plan: DeliveryPlan
+        var targets: [PushTarget]
+        var hooks: [WebhookDraft]
+        var event: OrderEventType
+        var at: Date
+
+        /// The CTEs `answer` … `hook_deliveries` after the order's own, and the select list that ends the statement.
+        func sql<SQL: PostgresSQL>(order: Order) -> SQL {
+            """
+            answer AS (
+                \(storeAnswer(store: order.storeID) as SQL)
+            ), board AS (
+                \(BroadcastRepository.queueBoard(tenant: tenant, store: order.storeID, change: BoardChange(event: event), at: at) as SQL)
+            ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL),
+            \(WebhookOutbox.orderCTEs(hooks, tenant: tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at) as SQL)
+            SELECT \(unescaped: WebhookOutbox.queuedDeliveries)
+            """
+        }
+
+        private func storeAnswer<SQL: PostgresSQL>(store: String) -> SQL {
+            """
+            UPDATE idempotency_keys SET response_status = \(answer.status), response_body = \(answer.body)
+            WHERE tenant_id = \(tenant) AND store_id = \(store) AND scope = \(request.scope) AND idempotency_key = \(request.key)
+            """
+        }
+    }
+
+    /// Writes a new order with its `placed` event, projection, stored answer and planned deliveries.
+    struct Placed: PostgresStatementShape {
+        static let statements = PostgresStatementTable<Rows>(limit: writeShapes)
+        var order: Order
+        var items: PostgresJSON
+        var data: PostgresJSON
+        var projection: PostgresJSON
+        var role: Role
+        var effects: Effects
+
+        var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            let at = effects.at
+            return """
+                WITH inserted AS (
+                    INSERT INTO orders (tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items,
+                                        state, version, eta, placed_at, updated_at, projection)
+                    VALUES (\(effects.tenant), \(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
+                            \(order.displayName), \(order.locale), \(items)::jsonb,
+                            \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
+                    RETURNING tenant_id, store_id, order_id
+                ), event AS (
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                    SELECT tenant_id, store_id, order_id, 1, 'placed', \(data)::jsonb,
+                           \(role.rawValue), \(effects.request.key), \(at)
+                    FROM inserted
+                ), \(effects.sql(order: order) as SQL)
+                """
+        }
+    }
+
+    /// Appends an event and updates the order, its projection, the stored answer and planned deliveries.
+    struct Appended: PostgresStatementShape {
+        static let statements = PostgresStatementTable<Rows>(limit: writeShapes)
+        var next: Order
+        var data: PostgresJSON
+        var projection: PostgresJSON
+        var role: Role
+        var effects: Effects
+
+        var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            let at = effects.at
+            return """
+                WITH event AS (
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                    VALUES (\(effects.tenant), \(next.storeID), \(next.id), \(next.version), \(effects.event.rawValue),
+                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at))
+                ), updated AS (
+                    UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
+                           barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
+                           cancel_reason = \(next.cancelReason), updated_at = \(at), projection = \(projection)::jsonb,
+                           -- An event after an erasure may bring new text (a cancel reason): retention looks at the order again.
+                           personal_data_removed_at = NULL
+                    WHERE tenant_id = \(effects.tenant) AND store_id = \(next.storeID) AND order_id = \(next.id)
+                ), \(effects.sql(order: next) as SQL)
+                """
+        }
+    }
+}
