@@ -23,6 +23,8 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     private var sessionConfigured = true
     /// A cancel went out since the last reset: the reset at the next lease is routine, not a broken connection.
     private var cancelledSinceReset = false
+    /// Set by a caller whose server is not the kind it wants (`reconnectAtNextLease`).
+    private var unwantedSinceReset = false
     /// The server refused a write as read-only (25006) since the last reset: after a failover this is the old
     /// primary, now a standby, so the next lease reconnects, and a multi-host conninfo with
     /// `target_session_attrs=read-write` finds the new primary.
@@ -175,7 +177,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
                 if PQconsumeInput(handle) == 0 { break }
                 reads += 1
             }
-            return sessionConfigured && !refusedWritesSinceReset && registration != 0 && PQstatus(handle) == CONNECTION_OK
+            return sessionConfigured && !refusedWritesSinceReset && !unwantedSinceReset && registration != 0 && PQstatus(handle) == CONNECTION_OK
                 && PQtransactionStatus(handle) == PQTRANS_IDLE
         }
     }
@@ -190,6 +192,13 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         lock.withLock { refusedWritesSinceReset = true }
     }
 
+    /// Asks the pool to reconnect this connection at its next lease: its server is not the kind the caller wants (a
+    /// standby read URL that reached a primary after a promotion), and libpq's `target_session_attrs` may find one.
+    public func reconnectAtNextLease() { lock.withLock { unwantedSinceReset = true } }
+
+    /// Whether `reconnectAtNextLease` was asked since the last reset.
+    public var isUnwanted: Bool { lock.withLock { unwantedSinceReset } }
+
     /// Whether a statement of this connection was cancelled since its last reset (a client left mid-request): why
     /// it is reset at its next lease, which is then routine rather than a fault.
     public var wasCancelled: Bool { lock.withLock { cancelledSinceReset } }
@@ -203,6 +212,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             sessionConfigured = false
             cancelledSinceReset = false
             refusedWritesSinceReset = false
+            unwantedSinceReset = false
             return handle
         }
         guard let detached else { throw PostgresError(.closed) }

@@ -126,6 +126,8 @@ public actor PostgresPool {
         if connection.refusedWrites {
             // A failover demoted the server behind it; reconnecting reaches the new primary (target_session_attrs).
             logger.warning("reconnecting a database connection whose server refused writes as read-only (a standby after a failover?)")
+        } else if connection.isUnwanted {
+            logger.info("reconnecting a database connection whose server is not the kind wanted (a standby read URL that reached a primary?)")
         } else if connection.wasCancelled {
             // A cancel may land after its statement ended, on whatever runs next: a new backend never sees it.
             logger.debug("resetting a database connection after a cancelled statement")

@@ -12,7 +12,7 @@ actor PrimaryPosition {
     private var nextRead = 0
 
     /// A position taken after this call began; `fetch` asks the primary for it (run by one of the reads waiting).
-    func current(_ fetch: @Sendable () async throws -> String) async throws -> String {
+    func current(_ fetch: @escaping @Sendable () async throws -> String) async throws -> String {
         nextRead += 1
         let read = nextRead
         switch machine.request(read) {
@@ -27,11 +27,12 @@ actor PrimaryPosition {
         }
     }
 
-    private func ask(_ read: Int, _ fetch: @Sendable () async throws -> String) async throws -> String {
-        // Reentrant: reads that start while this awaits are told to wait for the next asking.
+    private func ask(_ read: Int, _ fetch: @escaping @Sendable () async throws -> String) async throws -> String {
+        // Reentrant: reads that start while this awaits are told to wait for the next asking. The asking runs in a task
+        // of its own: the answer is the whole round's, so the asker's cancellation (its client left) must not fail it.
         let result: Result<String, any Error>
         do {
-            result = .success(try await fetch())
+            result = .success(try await Task { try await fetch() }.value)
         } catch {
             result = .failure(error)
         }

@@ -78,7 +78,8 @@ public struct StandbyReads: Sendable {
     public func withTransaction<T: Sendable>(
         isolation: PostgresIsolation, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        guard let standby, backoff.tryStandby() else {
+        // A hot standby refuses SERIALIZABLE (0A000): such a transaction is the primary's.
+        guard let standby, isolation != .serializable, backoff.tryStandby() else {
             if standby != nil { observe(.primaryBackoff) }
             return try await primary.withTransaction(isolation: isolation, body)
         }
@@ -108,10 +109,21 @@ public struct StandbyReads: Sendable {
         let primary = primary
         return try await position.current {
             try await primary.withConnection { connection in
-                try await connection.query("SELECT pg_current_wal_insert_lsn()::text AS lsn").first?.decode("lsn", as: String.self) ?? "0/0"
+                try await connection.query(Self.position).first?.decode("lsn", as: String.self) ?? "0/0"
             }
         }
     }
+
+    /// The insert position, less the page header it points past when it is at the start of a page (24 bytes) or of a
+    /// segment (40): a standby's replay ends before that header, and would otherwise never reach the position of an idle
+    /// primary whose last record ended a page (or whose segment was switched).
+    private static let position: PostgresQuery = """
+        SELECT (CASE
+            WHEN (l - '0/0'::pg_lsn) % (SELECT setting::numeric FROM pg_settings WHERE name = 'wal_segment_size') = 40 THEN l - 40
+            WHEN (l - '0/0'::pg_lsn) % current_setting('wal_block_size')::numeric = 24 THEN l - 24
+            ELSE l END)::text AS lsn
+        FROM pg_current_wal_insert_lsn() AS l
+        """
 
     /// Returns when the standby has replayed `position`, waiting up to `replayWait` for it inside the server; throws
     /// when it did not, or when the server is not a standby at all. A standby that has replayed it costs one short
@@ -119,7 +131,15 @@ public struct StandbyReads: Sendable {
     private func replayed(_ position: String, on connection: PostgresConnection) async throws {
         let check: PostgresQuery =
             "SELECT pg_is_in_recovery() AS recovery, coalesce(pg_last_wal_replay_lsn() >= \(position)::pg_lsn, false) AS replayed"
-        if try Self.replayed(try await connection.query(check)) { return }
+        let first: Bool
+        do {
+            first = try Self.replayed(try await connection.query(check))
+        } catch Miss.notStandby {
+            // The next lease reconnects it, so target_session_attrs can find a standby again.
+            connection.reconnectAtNextLease()
+            throw Miss.notStandby
+        }
+        if first { return }
         let waitMilliseconds = replayWait.components.seconds * 1000 + replayWait.components.attoseconds / 1_000_000_000_000_000
         let answers = try await connection.pipeline([
             "SELECT set_config('crema.replay_position', \(position), false), set_config('crema.replay_wait_ms', \(String(waitMilliseconds)), false)",
@@ -163,7 +183,10 @@ public struct StandbyReads: Sendable {
             // Class 08: the connection broke; 57P01-57P04: the standby is shutting down or restarting; 40001 and 40P01
             // on a standby: canceled by a conflict with recovery.
             guard let state = error.sqlState else { throw failure }
-            if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "57P04", "40001", "40P01"].contains(state) { return .primaryStandbyFailed }
+            // Class 53: the standby is out of resources (connections, memory, disk).
+            if state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "57P04", "40001", "40P01"].contains(state) {
+                return .primaryStandbyFailed
+            }
             throw failure
         case .canceled, .decoding, .closed, .invalidParameter: throw failure
         }

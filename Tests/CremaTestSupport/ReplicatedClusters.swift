@@ -68,12 +68,15 @@ public struct ReplicatedClusters: Sendable {
 
     /// Stops both servers and removes their folder; a folder whose server would not stop is left, to be looked at.
     public func stop() async {
-        do {
-            try await standby.stop()
-            try await primary.stop()
-            try FileManager.default.removeItem(at: folder)
-        } catch {
-            print("could not stop the replicated test clusters in \(folder.path): \(error)")
+        var stopped = true
+        for cluster in [standby, primary] {
+            do {
+                try await cluster.stop()
+            } catch {
+                stopped = false
+                print("could not stop the test cluster in \(cluster.directory.path): \(error)")
+            }
         }
+        if stopped { try? FileManager.default.removeItem(at: folder) }
     }
 }
