@@ -178,8 +178,9 @@ public struct OrderService: Sendable {
         }
     }
 
-    /// The answer stored with the key: the order as `GET /v1/orders/{id}` shows it, without history.
+    /// The answer stored with the key: the order as `GET /v1/orders/{id}` shows it, without history. Written directly
+    /// (`OrderResponse.wireJSON`), the bytes `WireCoding.encoder` wrote before, once per command.
     private static func answer(_ order: Order, status: Int) throws -> CommandResponse {
-        CommandResponse(status: status, body: String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self), replayed: false)
+        CommandResponse(status: status, body: try OrderResponse(order).wireJSON(), replayed: false)
     }
 }

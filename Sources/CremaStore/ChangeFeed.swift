@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 public import CremaClock
 public import CremaPostgres
 import Foundation
@@ -229,6 +230,33 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var stores: [[String]]?
         /// The work the commits queued (`Interest.names`); nil, as from a `crema` before it, for all of it.
         var queued: [String]?
+
+        /// Written directly, as `JSONEncoder` with `.sortedKeys` and its default escaping would write it (the encoder
+        /// used to write the keys in its dictionary's order, which readers never relied on): absent optionals left out.
+        var json: String {
+            var writer = JSONWriter(escapingSlashes: true, capacity: 256)
+            writer.beginObject()
+            writer.key("from")
+            writer.string(from)
+            if let queued {
+                writer.key("queued")
+                writer.beginArray()
+                for name in queued { writer.string(name) }
+                writer.endArray()
+            }
+            if let stores {
+                writer.key("stores")
+                writer.beginArray()
+                for pair in stores {
+                    writer.beginArray()
+                    for part in pair { writer.string(part) }
+                    writer.endArray()
+                }
+                writer.endArray()
+            }
+            writer.endObject()
+            return writer.text
+        }
     }
 
     /// What another process announced, and which subscribers it wakes.
@@ -237,20 +265,16 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var queued: Interest
     }
 
-    /// Each process writes an announcement up to once per `window` and reads every other's: one coder each, shared.
-    private static let encoder = JSONEncoder()
+    /// Each process writes an announcement up to once per `window` and reads every other's: one decoder, shared.
     private static let decoder = JSONDecoder()
 
     static func payload(announcing change: Change, queued: Interest, from instance: String) -> String {
         let names = queued.names
-        if case .stores(let stores) = change,
-            let data = try? encoder.encode(Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] }, queued: names)),
-            data.count <= payloadLimit
-        {
-            return String(decoding: data, as: UTF8.self)
+        if case .stores(let stores) = change {
+            let payload = Announcement(from: instance, stores: stores.map { [$0.tenant, $0.store] }, queued: names).json
+            if payload.utf8.count <= payloadLimit { return payload }
         }
-        let data = (try? encoder.encode(Announcement(from: instance, stores: nil, queued: names))) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        return Announcement(from: instance, stores: nil, queued: names).json
     }
 
     /// What a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an older

@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaActivityModels
 import CremaCore
 import CremaPostgres
@@ -7,9 +8,12 @@ import Foundation
 /// ActivityKit decodes it (Foundation's default strategies, so dates are seconds since 2001).
 enum StoredProjection {
     /// An order command stores the projection its plan carries (`DeliveryPlan.projection`): the state its Live Activity
-    /// pushes carry, projected once.
+    /// pushes carry, projected once. Written directly (`ContentState.encode(to:)`, once per event), the bytes
+    /// `JSONEncoder` with `.sortedKeys` and its default escaping wrote before.
     static func json(_ state: OrderActivityAttributes.ContentState) throws -> PostgresJSON {
-        PostgresJSON(text: String(decoding: try encoder.encode(state), as: UTF8.self))
+        var writer = JSONWriter(escapingSlashes: true)
+        try state.encode(to: &writer)
+        return PostgresJSON(text: writer.text)
     }
 
     /// The projection of `order` at `now`, for the work that changes an order without planning pushes (erasure and
@@ -19,11 +23,4 @@ enum StoredProjection {
             OrderProjector.contentState(
                 order: order, storeName: storeName, timeZone: TimeZone(identifier: timezone) ?? .gmt, now: now, locale: order.locale))
     }
-
-    /// ActivityKit's strategies and sorted keys, configured once (making one per event showed in profiles).
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
 }

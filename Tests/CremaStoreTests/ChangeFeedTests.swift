@@ -237,6 +237,24 @@ import Testing
             == ChangeFeed.Announced(change: .stores(stores), queued: all))
         #expect(ChangeFeed.change(announcedIn: "not json", skipping: "b") == ChangeFeed.Announced(change: .everything, queued: all))
     }
+
+    @Test("an announcement is written as the encoder with sorted keys writes it, slashes and quotes escaped")
+    func anAnnouncementIsWrittenAsTheEncoderWithSortedKeysWritesIt() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let names = ["default", "market-st", "a/b", "\"q\" \\ \n\u{1}", "日本☕️", ""]
+        var written = 0
+        for from in ["crema-1", "host/42 \"x\""] {
+            for stores in [nil, [], [["default", "market-st"]], [names, names.reversed()], names.map { [$0, $0 + "/" + $0] }] as [[[String]]?] {
+                for queued in [nil, [], ["orders"], ["orders", "pushes", "webhooks"]] as [[String]?] {
+                    let announcement = ChangeFeed.Announcement(from: from, stores: stores, queued: queued)
+                    #expect(announcement.json == String(decoding: try encoder.encode(announcement), as: UTF8.self))
+                    written += 1
+                }
+            }
+        }
+        #expect(written == 40)
+    }
 }
 
 // MARK: - Helpers
