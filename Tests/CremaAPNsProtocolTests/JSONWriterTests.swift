@@ -50,7 +50,7 @@ import Testing
     static let doubles: [Double] = {
         var doubles: [Double] = [
             0, -0.0, 1, -1, 0.5, 0.6, 0.1, 1.0 / 3, 2.0 / 3, 1e-5, 1e-7, 123.456, 816_693_100, 816_693_100.123, 816_693_100.5,
-            999_999_999_999_999, 1e15, 1e15 + 1, 1e16, 9_007_199_254_740_992, 9_007_199_254_740_993, 1e21, 1e22, 1e300,
+            999_999_999_999_999, 1e15, 1e15 + 1, 1e16, 9_007_199_254_740_992, (9_007_199_254_740_992 as Double).nextUp, 1e21, 1e22, 1e300,
             -1e15, -999_999_999_999_999, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude,
             .leastNormalMagnitude, .ulpOfOne, Double(Int32.max), Double(Int64.max), Double(Int64.min),
         ]
