@@ -13,15 +13,21 @@ public struct EmbeddedCluster: Sendable {
     public let port = 5432
     /// The folder of the cluster this one is a hot standby of (made by `pg_basebackup`, streaming from it); nil: a primary.
     public let standbyOf: URL?
+    /// `max_connections` of a server this value starts (one already running keeps its own).
+    public let maxConnections: Int
     private let logger: Logger
 
+    /// Room for a `crema serve` and a `crema dispatch` or two with their pools.
+    public static let defaultMaxConnections = 400
+
     public init(
-        directory: URL, database: String = "crema", standbyOf primary: URL? = nil,
+        directory: URL, database: String = "crema", standbyOf primary: URL? = nil, maxConnections: Int = defaultMaxConnections,
         logger: Logger = Logger(label: "crema.embedded-postgres")
     ) {
         self.directory = directory.standardizedFileURL
         self.database = database
         self.standbyOf = primary?.standardizedFileURL
+        self.maxConnections = maxConnections
         self.logger = logger
     }
 
@@ -69,7 +75,7 @@ public struct EmbeddedCluster: Sendable {
             startedHere = true
             let options =
                 "-c listen_addresses='' -k \(Self.quoted(directory.path)) -c unix_socket_permissions=0700 -p \(port) "
-                + "-c max_connections=400"
+                + "-c max_connections=\(maxConnections)"
             try await runAsOwner(tools.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options])
         }
         // A standby is read-only: the database comes from its primary.

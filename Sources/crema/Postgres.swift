@@ -17,9 +17,13 @@ extension Crema {
                 name: .customLong("standby-of"),
                 help: "Make the cluster a hot standby of the running private cluster in this folder (pg_basebackup, streaming).")
             var standbyOf: String?
+            @Option(help: "max_connections of a server this call starts (a running one keeps its own).")
+            var maxConnections: Int = EmbeddedCluster.defaultMaxConnections
 
             var cluster: EmbeddedCluster {
-                EmbeddedCluster(directory: URL(fileURLWithPath: dir), database: database, standbyOf: standbyOf.map { URL(fileURLWithPath: $0) })
+                EmbeddedCluster(
+                    directory: URL(fileURLWithPath: dir), database: database, standbyOf: standbyOf.map { URL(fileURLWithPath: $0) },
+                    maxConnections: maxConnections)
             }
         }
 
