@@ -14,8 +14,12 @@ extension CremaProcess {
             uniqueKeysWithValues: StandbyReads.Outcome.allCases.map {
                 ($0, setup.registry.makeCounter(descriptor: descriptor, labels: [("served_by", $0.rawValue)]))
             })
+        let waits = setup.registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "crema", subsystem: "db", metricName: "standby_replay_waits", unitName: "total",
+                helpText: "Standby reads that had to wait (up to 20 ms) for the standby to replay the primary's position."))
         let logger = setup.logger
-        return StandbyReads(primary: setup.pool, standby: standby) { outcome in
+        return StandbyReads(primary: setup.pool, standby: standby, observeWait: { waits.increment() }) { outcome in
             counters[outcome]?.increment()
             if outcome == .primaryStandbyFailed { logger.debug("a standby read went to the primary: the standby failed it") }
         }

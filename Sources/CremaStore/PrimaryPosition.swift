@@ -11,6 +11,9 @@ actor PrimaryPosition {
     private var waiters: [Int: CheckedContinuation<Turn, any Error>] = [:]
     private var nextRead = 0
 
+    /// How many reads are waiting for a position now (not counting the one asking).
+    var waitingReads: Int { waiters.count }
+
     /// A position taken after this call began; `fetch` asks the primary for it (run by one of the reads waiting).
     func current(_ fetch: @escaping @Sendable () async throws -> String) async throws -> String {
         nextRead += 1

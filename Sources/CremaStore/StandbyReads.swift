@@ -28,6 +28,8 @@ public struct StandbyReads: Sendable {
     /// How long a read waits, on the standby, for it to replay the primary's position before the primary serves it.
     public let replayWait: Duration
     let observe: @Sendable (Outcome) -> Void
+    /// Told when a read begins to wait for the standby's replay (it had not replayed the position at once).
+    let observeWait: @Sendable () -> Void
     private let backoff = Backoff()
     private let position = PrimaryPosition()
 
@@ -44,33 +46,19 @@ public struct StandbyReads: Sendable {
     /// timeout should be short (`crema serve`: 100 ms): a read waiting for a standby connection could have been served.
     public init(
         primary: PostgresPool, standby: PostgresPool?, replayWait: Duration = defaultReplayWait,
-        observe: @escaping @Sendable (Outcome) -> Void = { _ in }
+        observeWait: @escaping @Sendable () -> Void = {}, observe: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         self.primary = primary
         self.standby = standby
         self.replayWait = replayWait
+        self.observeWait = observeWait
         self.observe = observe
     }
 
     /// Runs `body` on a connection of the standby, if it has replayed what the primary had committed when this
     /// call began, else on one of the primary. `body` may run twice (the standby failed mid-read): it must only read.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
-        guard let standby, backoff.tryStandby() else {
-            if standby != nil { observe(.primaryBackoff) }
-            return try await primary.withConnection(body)
-        }
-        let position = try await primaryPosition()
-        do {
-            let value = try await standby.withConnection { connection in
-                try await replayed(position, on: connection)
-                return try await body(connection)
-            }
-            served(.standby)
-            return value
-        } catch let failure {
-            served(try Self.fallback(for: failure))
-            return try await primary.withConnection(body)
-        }
+        try await route(body)
     }
 
     /// `withConnection` in a transaction at `isolation`; on the standby it begins after the replay check, so its
@@ -79,21 +67,27 @@ public struct StandbyReads: Sendable {
         isolation: PostgresIsolation, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
         // A hot standby refuses SERIALIZABLE (0A000): such a transaction is the primary's.
-        guard let standby, isolation != .serializable, backoff.tryStandby() else {
+        guard isolation != .serializable else { return try await primary.withTransaction(isolation: isolation, body) }
+        return try await route { connection in try await connection.inTransaction(isolation: isolation, body) }
+    }
+
+    /// `read` on the standby once it has replayed the primary's position, else on the primary.
+    private func route<T: Sendable>(_ read: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        guard let standby, backoff.tryStandby() else {
             if standby != nil { observe(.primaryBackoff) }
-            return try await primary.withTransaction(isolation: isolation, body)
+            return try await primary.withConnection(read)
         }
         let position = try await primaryPosition()
         do {
             let value = try await standby.withConnection { connection in
                 try await replayed(position, on: connection)
-                return try await connection.inTransaction(isolation: isolation, body)
+                return try await read(connection)
             }
             served(.standby)
             return value
         } catch let failure {
             served(try Self.fallback(for: failure))
-            return try await primary.withTransaction(isolation: isolation, body)
+            return try await primary.withConnection(read)
         }
     }
 
@@ -140,6 +134,7 @@ public struct StandbyReads: Sendable {
             throw Miss.notStandby
         }
         if first { return }
+        observeWait()
         let waitMilliseconds = replayWait.components.seconds * 1000 + replayWait.components.attoseconds / 1_000_000_000_000_000
         let answers = try await connection.pipeline([
             "SELECT set_config('crema.replay_position', \(position), false), set_config('crema.replay_wait_ms', \(String(waitMilliseconds)), false)",

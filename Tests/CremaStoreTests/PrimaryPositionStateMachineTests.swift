@@ -1,4 +1,5 @@
 @testable import CremaStore
+import CremaTestSupport
 import Synchronization
 import Testing
 
@@ -40,37 +41,15 @@ struct PrimaryPositionStateMachineTests {
         #expect(machine.request(5) == .ask)
     }
 
-    /// A door the first asking waits at until the test opens it; later askings pass.
-    final class Door: Sendable {
-        private let state = Mutex<(open: Bool, waiting: CheckedContinuation<Void, Never>?)>((false, nil))
-        func pass() async {
-            await withCheckedContinuation { continuation in
-                let proceed = state.withLock { state in
-                    if state.open { return true }
-                    state.waiting = continuation
-                    return false
-                }
-                if proceed { continuation.resume() }
-            }
-        }
-        func open() {
-            state.withLock { state in
-                state.open = true
-                let waiting = state.waiting
-                state.waiting = nil
-                return waiting
-            }?.resume()
-        }
-    }
-
     @Test("A read whose client left while it was to ask for its round does not fail the others in the round")
     func aCancelledAskerDoesNotFailItsRound() async throws {
         let position = PrimaryPosition()
         let askings = Askings()
-        let door = Door()
+        // The first asking waits for this; later ones pass at once.
+        let door = TestEvent()
         let fetch: @Sendable () async throws -> String = {
             let number = askings.begin()
-            await door.pass()
+            await door.wait()
             // An asking that inherited a cancelled reader's cancellation would end here.
             try Task.checkCancellation()
             return String(number)
@@ -79,11 +58,11 @@ struct PrimaryPositionStateMachineTests {
         while askings.begun == 0 { await Task.yield() }
         // Two reads arrive while the first asks: the next asking is theirs, made by the one that came first.
         let leaving = Task { try await position.current(fetch) }
-        for _ in 0..<200 { await Task.yield() }
+        while await position.waitingReads < 1 { await Task.yield() }
         let staying = Task { try await position.current(fetch) }
-        for _ in 0..<200 { await Task.yield() }
+        while await position.waitingReads < 2 { await Task.yield() }
         leaving.cancel()
-        door.open()
+        door.signal()
         #expect(try await first.value == "1")
         #expect(try await staying.value == "2")
         _ = try? await leaving.value

@@ -30,11 +30,11 @@ struct StandbyReadTests {
             let patientOutcomes = Outcomes()
             let patient = OrderService(
                 database: CremaDatabase(
-                    pool: primary, reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30)) { patientOutcomes.record($0) }),
+                    pool: primary, reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30), observe: { patientOutcomes.record($0) })),
                 clock: .system)
             let promptOutcomes = Outcomes()
             let prompt = OrderService(
-                database: CremaDatabase(pool: primary, reads: StandbyReads(primary: primary, standby: standby) { promptOutcomes.record($0) }),
+                database: CremaDatabase(pool: primary, reads: StandbyReads(primary: primary, standby: standby, observe: { promptOutcomes.record($0) })),
                 clock: .system)
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await primary.withConnection { try await migrator.migrate(on: $0) }
@@ -68,11 +68,18 @@ struct StandbyReadTests {
             // A transaction's snapshot is taken after the wait: a read that waited for the replay sees what it waited for.
             let third = try StoreFixtures.orderID(
                 try await prompt.place(StoreFixtures.placement(posRef: "C"), in: .default, role: .pos, request: StoreFixtures.request()))
-            async let waited = patient.database.customers.order(customerRef: "c-9", tenant: "default", id: third)
-            try await Self.untilWaitingForReplay(standby)
+            let waitBegan = TestEvent()
+            let waitingOutcomes = Outcomes()
+            let waiting = CremaDatabase(
+                pool: primary,
+                reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30), observeWait: { waitBegan.signal() },
+                    observe: { waitingOutcomes.record($0) }))
+            async let waited = waiting.customers.order(customerRef: "c-9", tenant: "default", id: third)
+            // The read has found the standby behind and is about to wait: only now does the replay go on.
+            await waitBegan.wait()
             try await standby.withConnection { try await $0.simpleQuery("SELECT pg_wal_replay_resume()") }
             #expect(try await waited?.order.order.id == third)
-            #expect(patientOutcomes.taken() == [.standby])
+            #expect(waitingOutcomes.taken() == [.standby])
 
             // A standby that is gone leaves the reads on the primary, answered.
             try await clusters.standby.stop()
@@ -88,7 +95,7 @@ struct StandbyReadTests {
         try await TestDatabase.with { db in
             let outcomes = Outcomes()
             let service = OrderService(
-                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: nil) { outcomes.record($0) }), clock: .system)
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: nil, observe: { outcomes.record($0) })), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             let id = try StoreFixtures.orderID(
                 try await service.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
@@ -98,7 +105,7 @@ struct StandbyReadTests {
             // A "standby" that is not in recovery (a promoted or former primary) may have diverged: never trusted.
             let notStandby = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let misdirected = OrderService(
-                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: notStandby) { outcomes.record($0) }),
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: notStandby, observe: { outcomes.record($0) })),
                 clock: .system)
             #expect(try await Self.queued(misdirected) == [id])
             #expect(outcomes.taken() == [.primaryNotStandby])
@@ -108,18 +115,5 @@ struct StandbyReadTests {
 
     static func queued(_ service: OrderService) async throws -> [UUID] {
         try await service.database.orders.board(store: "market-st", in: .default).columns[.queued, default: []].map(\.id)
-    }
-
-    /// Returns once a backend of the standby is inside `StandbyReads`' replay wait.
-    static func untilWaitingForReplay(_ standby: PostgresPool) async throws {
-        for _ in 0..<3_000 {
-            let waiting = try await standby.withConnection { connection in
-                try await connection.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'DO $$DECLARE%' AND state = 'active'")
-                    .first?.decode("n", as: Int.self) ?? 0
-            }
-            if waiting > 0 { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("no read waited for the standby's replay")
     }
 }

@@ -16,13 +16,23 @@ struct SwitchoverTests {
     /// What the writers saw: each acknowledged order, and whether the switchover had finished when it was acknowledged.
     final class Acknowledged: Sendable {
         private let state = Mutex<(orders: [UUID], afterPromotion: Int, promoted: Bool)>(([], 0, false))
+        /// The writers are under way: eight orders acknowledged.
+        let underWay = TestEvent()
+        /// The standby has been promoted: a writer refused before it waits for it.
+        let promotion = TestEvent()
+
         func record(_ id: UUID) {
-            state.withLock { state in
+            let count = state.withLock { state in
                 state.orders.append(id)
                 if state.promoted { state.afterPromotion += 1 }
+                return state.orders.count
             }
+            if count >= 8 { underWay.signal() }
         }
-        func promoted() { state.withLock { $0.promoted = true } }
+        func promoted() {
+            state.withLock { $0.promoted = true }
+            promotion.signal()
+        }
         var orders: [UUID] { state.withLock { $0.orders } }
         var afterPromotion: Int { state.withLock { $0.afterPromotion } }
     }
@@ -42,33 +52,21 @@ struct SwitchoverTests {
                 // when an answer is lost), until each has had five orders acknowledged after the promotion.
                 for writer in 0..<4 {
                     group.addTask {
-                        var sequence = 0
-                        var mine = 0
-                        while mine < 5 {
-                            sequence += 1
-                            let key = "w\(writer)-\(sequence)"
-                            var placed: CommandResponse?
-                            for _ in 0..<3_000 where placed == nil {
-                                do {
-                                    placed = try await service.place(
-                                        StoreFixtures.placement(posRef: key), in: .default, role: .pos, request: StoreFixtures.request(key))
-                                } catch let error as StoreError {
-                                    guard case .database(let failure) = error, failure.isUnavailable else { throw error }
-                                    // Refused while no server takes writes: the pool reconnects on the next lease.
-                                    try await Task.sleep(for: .milliseconds(10))
-                                }
-                            }
-                            let response = try #require(placed)
-                            acknowledged.record(try StoreFixtures.orderID(response))
-                            if acknowledged.afterPromotion > 0 { mine += 1 }
+                        do {
+                            try await Self.write(as: writer, through: service, recording: acknowledged)
+                        } catch {
+                            // The switchover below waits for the writers to be under way: never for a writer that failed.
+                            acknowledged.underWay.signal()
+                            throw error
                         }
                     }
                 }
                 // The switchover, once the writers are under way: a fast shutdown sends the standby every WAL record
                 // first, so nothing the old primary acknowledged is missing from the new one.
-                // Bounded: a writer that failed early surfaces at waitForAll, after this gives up waiting for it.
-                for _ in 0..<6_000 where acknowledged.orders.count < 8 { try await Task.sleep(for: .milliseconds(10)) }
-                try #require(acknowledged.orders.count >= 8, "the writers had 8 orders acknowledged before the switchover")
+                // A writer refused meanwhile waits for the promotion; if the switchover fails, it is told to go on (and
+                // then fails within its bounded retries) rather than wait for ever.
+                defer { acknowledged.promotion.signal() }
+                await acknowledged.underWay.wait()
                 try await clusters.primary.stop()
                 try await clusters.standby.promote()
                 acknowledged.promoted()
@@ -87,6 +85,32 @@ struct SwitchoverTests {
                 try await connection.query("SELECT pg_is_in_recovery() AS recovery").first?.decode("recovery", as: Bool.self)
             } == false)
             await pool.close()
+        }
+    }
+
+    /// One point-of-sale writer: places orders, retrying a refused one with its same Idempotency-Key (as a POS does when
+    /// an answer is lost), until it has had five acknowledged after the promotion.
+    static func write(as writer: Int, through service: OrderService, recording acknowledged: Acknowledged) async throws {
+        var sequence = 0
+        var mine = 0
+        while mine < 5 {
+            sequence += 1
+            let key = "w\(writer)-\(sequence)"
+            var placed: CommandResponse?
+            for _ in 0..<100 where placed == nil {
+                do {
+                    placed = try await service.place(
+                        StoreFixtures.placement(posRef: key), in: .default, role: .pos, request: StoreFixtures.request(key))
+                } catch {
+                    guard case .database(let failure) = error, failure.isUnavailable else { throw error }
+                    // Refused while no server takes writes: once the standby is promoted, the pool's next lease
+                    // reconnects to it.
+                    await acknowledged.promotion.wait()
+                }
+            }
+            let response = try #require(placed)
+            acknowledged.record(try StoreFixtures.orderID(response))
+            if acknowledged.afterPromotion > 0 { mine += 1 }
         }
     }
 }
