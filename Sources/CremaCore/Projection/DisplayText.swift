@@ -6,6 +6,18 @@ public enum DisplayText {
     /// separators (U+2028, U+2029) into spaces, as a newline is. A zero-width joiner inside an emoji sequence
     /// (👩‍💻) is part of one visible picture and stays.
     public static func visible(_ text: String) -> String {
+        mayHideOrReorder(text) ? visibleByScalar(text) : text
+    }
+
+    /// Whether `text` has a byte that can begin one of the characters `visible` removes or replaces: they all
+    /// start with 0xC2 (U+00AD), 0xE2 (U+2000–U+2FFF) or 0xEF (U+FEFF). Text without one (ASCII, accented
+    /// Latin, Japanese) is returned as it is, without a walk.
+    static func mayHideOrReorder(_ text: String) -> Bool {
+        text.utf8.contains { $0 == 0xC2 || $0 == 0xE2 || $0 == 0xEF }
+    }
+
+    /// The scalar walk `visible` falls back to, and the reference its fast path is tested against.
+    static func visibleByScalar(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
         var result = String.UnicodeScalarView()
         for (index, scalar) in scalars.enumerated() {

@@ -11,7 +11,26 @@ public enum DisplayWidth {
 
     /// Columns of a whole string: the sum over its grapheme clusters.
     public static func columns(of text: some StringProtocol) -> Int {
+        asciiColumns(text) ?? columnsByCharacter(of: text)
+    }
+
+    /// The grapheme walk `columns(of:)` falls back to, and the reference its ASCII path is tested against.
+    static func columnsByCharacter(of text: some StringProtocol) -> Int {
         text.reduce(0) { $0 + columns(of: $1) }
+    }
+
+    /// Columns of ASCII text without a grapheme walk (most of what a projection measures is ASCII): every ASCII
+    /// character is one narrow column, and CR LF, the only cluster of two ASCII scalars, is one. Nil when any
+    /// byte is not ASCII.
+    static func asciiColumns(_ text: some StringProtocol) -> Int? {
+        var count = 0
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte >= 0x80 { return nil }
+            if byte != 0x0A || previous != 0x0D { count += 1 }
+            previous = byte
+        }
+        return count
     }
 
     /// Columns of one grapheme cluster: 2 when it is wide or shown as an emoji, otherwise 1.
@@ -36,7 +55,15 @@ public enum DisplayWidth {
     public static func truncate(_ text: String, toColumns budget: Int) -> String {
         guard budget > 0 else { return "" }
         if columns(of: text) <= budget { return text }
-        var used = 1  // the ellipsis
+        // One column goes to the ellipsis.
+        var kept = asciiPrefix(text, columns: budget - 1) ?? prefixByCharacter(text, columns: budget - 1)
+        while let last = kept.last, last.isWhitespace { kept = kept.dropLast() }
+        return kept + String(ellipsis)
+    }
+
+    /// The longest prefix of whole grapheme clusters within `budget` columns: the walk `truncate` falls back to.
+    static func prefixByCharacter(_ text: String, columns budget: Int) -> Substring {
+        var used = 0
         var end = text.startIndex
         for index in text.indices {
             let width = columns(of: text[index])
@@ -44,9 +71,14 @@ public enum DisplayWidth {
             used += width
             end = text.index(after: index)
         }
-        var kept = text[..<end]
-        while let last = kept.last, last.isWhitespace { kept = kept.dropLast() }
-        return kept + String(ellipsis)
+        return text[..<end]
+    }
+
+    /// The same prefix for ASCII text without CR, where each byte is a cluster of one column; nil otherwise.
+    static func asciiPrefix(_ text: String, columns budget: Int) -> Substring? {
+        guard text.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) else { return nil }
+        let end = text.utf8.index(text.utf8.startIndex, offsetBy: max(budget, 0), limitedBy: text.utf8.endIndex) ?? text.utf8.endIndex
+        return text[..<end]
     }
 
     static func isWide(_ value: UInt32) -> Bool {

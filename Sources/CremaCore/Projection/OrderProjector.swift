@@ -131,7 +131,25 @@ public enum OrderProjector {
     /// Invisible and reordering characters go (`DisplayText`), runs of whitespace (tabs, newlines) become one
     /// space; blank becomes nil. Every text from a client passes here before it reaches a device.
     static func clean(_ text: String) -> String? {
-        let words = DisplayText.visible(text).split(whereSeparator: { $0.isWhitespace })
+        let visible = DisplayText.visible(text)
+        if isCleanASCII(visible) { return visible }
+        return collapsingWhitespace(visible)
+    }
+
+    /// The split and join `clean` falls back to, and the reference its fast path is tested against.
+    static func collapsingWhitespace(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0.isWhitespace })
         return words.isEmpty ? nil : words.joined(separator: " ")
+    }
+
+    /// Printable ASCII, not blank, with single spaces between words and none at either end: what most names are,
+    /// and text the split and join would give back unchanged.
+    static func isCleanASCII(_ text: String) -> Bool {
+        var previous: UInt8 = 0x20
+        for byte in text.utf8 {
+            guard byte >= 0x20, byte < 0x7F, byte != 0x20 || previous != 0x20 else { return false }
+            previous = byte
+        }
+        return previous != 0x20
     }
 }
