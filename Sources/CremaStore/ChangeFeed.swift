@@ -280,6 +280,9 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
     /// What a payload announces; nil when it is `instance`'s own. A payload this version cannot read (an older
     /// `crema`'s, say) wakes everything, and one that does not say what was queued wakes every subscriber.
     static func change(announcedIn payload: String, skipping instance: String) -> Announced? {
+        // Most of what a process hears is its own, and its writer puts `from` first: known by its first bytes, it
+        // is skipped without decoding. Anything else (another id, another spelling) is decoded and compared.
+        if payload.utf8.starts(with: (#"{"from":""# + instance + #"""#).utf8) { return nil }
         guard let announcement = try? decoder.decode(Announcement.self, from: Data(payload.utf8)) else {
             return Announced(change: .everything, queued: .all)
         }

@@ -221,6 +221,14 @@ import Testing
         #expect(ChangeFeed.change(announcedIn: #"{"tenant_id":"default","store_id":"market-st"}"#, skipping: "b")?.change == .everything)
     }
 
+    @Test("a process knows its own announcement by its first bytes or by decoding and never mistakes a longer id for it")
+    func aProcessKnowsItsOwnAnnouncementByItsFirstBytesOrByDecodingAndNeverMistakesALongerIDForIt() {
+        let store: Set = [StoreKey(tenant: "default", store: "market-st")]
+        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(store), queued: [], from: "a"), skipping: "a") == nil)
+        #expect(ChangeFeed.change(announcedIn: #"{ "stores": [], "from": "a" }"#, skipping: "a") == nil)
+        #expect(ChangeFeed.change(announcedIn: ChangeFeed.payload(announcing: .stores(store), queued: [], from: "ab"), skipping: "a")?.change == .stores(store))
+    }
+
     @Test("an announcement says what its commits queued and one that does not wakes every subscriber") func anAnnouncementSaysWhatItsCommitsQueuedAndOneThatDoesNotWakesEverySubscriber() {
         let all: ChangeFeed.Interest = [.orders, .pushes, .webhooks]
         let stores: Set<StoreKey> = [Self.marketSt]
