@@ -60,7 +60,20 @@ public struct JSONWriter: Sendable {
         afterValue = false
     }
 
+    /// A key that may need escaping (a dictionary's, as in `JSONValue`), escaped as a string is.
+    public mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterValue = false
+    }
+
     // MARK: - Values
+
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        afterValue = true
+    }
 
     public mutating func null() {
         separate()

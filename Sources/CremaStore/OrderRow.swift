@@ -74,5 +74,13 @@ enum EventData {
         }
     }
 
+    /// The data as `order_events.data` receives it, written directly (`JSONValue.encode(to:)`): the bytes
+    /// `PostgresJSON(encoding:)` wrote, without the encoder's generic boxing, once per event.
+    static func stored(_ data: JSONValue) throws -> PostgresJSON {
+        var writer = JSONWriter(escapingSlashes: false, capacity: 256)
+        try data.encode(to: &writer)
+        return PostgresJSON(text: writer.text)
+    }
+
     static func rfc3339(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
 }

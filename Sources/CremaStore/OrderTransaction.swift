@@ -95,7 +95,7 @@ public struct OrderTransaction: Sendable {
         let effects = OrderStatements.Effects(
             tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: inputs.targets, hooks: hooks, event: .placed, at: at)
         let statement = OrderStatements.Placed(
-            order: order, items: try PostgresJSON(encoding: order.items), data: try PostgresJSON(encoding: EventData.placed(placement)),
+            order: order, items: try PostgresJSON(encoding: order.items), data: try EventData.stored(EventData.placed(placement)),
             projection: try StoredProjection.json(plan.projection), role: role, effects: effects)
         try await writeAndCommit(statement.query, order: order, effects: effects)
         changed.insert(tenant: scope.tenant, store: order.storeID)
@@ -110,7 +110,7 @@ public struct OrderTransaction: Sendable {
         let effects = OrderStatements.Effects(
             tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: inputs.targets, hooks: hooks, event: event.type, at: at)
         let statement = OrderStatements.Appended(
-            next: next, data: try PostgresJSON(encoding: EventData.of(event)), projection: try StoredProjection.json(plan.projection),
+            next: next, data: try EventData.stored(EventData.of(event)), projection: try StoredProjection.json(plan.projection),
             role: role, effects: effects)
         try await writeAndCommit(statement.query, order: next, effects: effects)
         changed.insert(tenant: scope.tenant, store: next.storeID)
