@@ -29,6 +29,13 @@ import Testing
         #expect(PostgresConnection.containsNUL("a\u{0}b"))
         #expect(!PostgresConnection.containsNUL("caf\u{e9} \u{1F600}"))
         #expect(!PostgresConnection.containsNUL(""))
+        let long = String(repeating: "{\"name\":\"Oat latte\"}", count: 200)
+        #expect(!PostgresConnection.containsNUL(long))
+        for at in [0, 1, 31, 32, 33, long.utf8.count] {
+            var bytes = Array(long.utf8)
+            bytes.insert(0, at: at)
+            #expect(PostgresConnection.containsNUL(String(decoding: bytes, as: UTF8.self)), "NUL at \(at)")
+        }
     }
 
     @Test("nil binds as null") func nilBindsAsNull() {
