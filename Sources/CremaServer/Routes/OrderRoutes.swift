@@ -24,7 +24,7 @@ struct OrderRoutes {
         let caller = try context.authorize(OrderEventType.placed.permittedRoles)
         let key = try Self.idempotencyKey(request)
         let body = try WireCoding.decode(PlaceOrderRequest.self, from: try await request.bodyData(context: context))
-        let identity = IdempotentRequest(scope: caller.role.rawValue, key: key, path: "POST /v1/orders", body: try WireCoding.canonical(body))
+        let identity = IdempotentRequest(scope: caller.role.rawValue, key: key, path: "POST /v1/orders", body: body.canonicalJSON())
         let response = try await service.place(body.placement, in: caller.scope, role: caller.role, request: identity)
         return Self.respond(response)
     }
@@ -39,7 +39,7 @@ struct OrderRoutes {
         _ = try context.authorize(event.type.permittedRoles)
         let identity = IdempotentRequest(
             scope: caller.role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
-            body: try WireCoding.canonical(body))
+            body: body.canonicalJSON())
         let response = try await service.apply(
             event, to: id, in: caller.scope, expectedVersion: body.expectedVersion, role: caller.role, request: identity)
         return Self.respond(response)
