@@ -1,3 +1,4 @@
+import CremaAPNsProtocol
 import CremaCore
 public import Foundation
 
@@ -34,6 +35,39 @@ extension WebhookEnvelope where Payload == OrderChangedData {
         let id = id.uuidString.lowercased()
         let type = WebhookEventType.orderChanged.rawValue
         return #"{"created_at":"\#(WireCoding.rfc3339(createdAt))","data":{"order":\#(order)},"id":"\#(id)","type":"\#(type)"}"#
+    }
+}
+
+extension WebhookEnvelope where Payload == ActivityEndedData {
+    /// The `activity.ended` body, written directly: the bytes `WireCoding.encoder` writes for the envelope (sorted keys
+    /// at both levels), without its generic boxing, for every order that ends.
+    public static func activityEndedBody(id: UUID, createdAt: Date, activity: ActivityEndedData.Activity) -> String {
+        var writer = JSONWriter(escapingSlashes: false, capacity: 320)
+        writer.beginObject()
+        writer.key("created_at")
+        writer.string(WireCoding.rfc3339(createdAt))
+        writer.key("data")
+        writer.beginObject()
+        writer.key("activity")
+        writer.beginObject()
+        writer.key("ended_at")
+        writer.string(WireCoding.rfc3339(activity.endedAt))
+        writer.key("ended_by")
+        writer.string(activity.endedBy)
+        writer.key("order_id")
+        writer.string(activity.orderID)
+        writer.key("state")
+        writer.string(activity.state)
+        writer.key("store_id")
+        writer.string(activity.storeID)
+        writer.endObject()
+        writer.endObject()
+        writer.key("id")
+        writer.string(lowercased: id)
+        writer.key("type")
+        writer.string(WebhookEventType.activityEnded.rawValue)
+        writer.endObject()
+        return writer.text
     }
 }
 

@@ -158,15 +158,11 @@ public struct OrderService: Sendable {
         if order.state.isTerminal {
             let ended = ActivityEndedData.Activity(
                 orderID: order.id.uuidString.lowercased(), storeID: order.storeID, state: order.state.rawValue, endedBy: event.rawValue, endedAt: at)
-            drafts.append(try Self.draft(makeID(), .activityEnded, at: at, ActivityEndedData(activity: ended)))
+            let id = makeID()
+            drafts.append(
+                WebhookDraft(id: id, type: .activityEnded, body: WebhookEnvelope<ActivityEndedData>.activityEndedBody(id: id, createdAt: at, activity: ended)))
         }
         return drafts
-    }
-
-    private static func draft(_ id: UUID, _ type: WebhookEventType, at: Date, _ data: some Codable & Sendable) throws -> WebhookDraft {
-        let eventID = id.uuidString.lowercased()
-        let body = try WireCoding.encoder.encode(WebhookEnvelope(id: eventID, type: type.rawValue, createdAt: at, data: data))
-        return WebhookDraft(id: id, type: type, body: String(decoding: body, as: UTF8.self))
     }
 
     /// The core's refusal as the command's failure.

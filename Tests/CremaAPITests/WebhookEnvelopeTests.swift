@@ -33,4 +33,18 @@ import Testing
             WebhookEnvelope(id: id.uuidString.lowercased(), type: "order.changed", createdAt: at, data: OrderChangedData(order: OrderResponse(order))))
         #expect(spliced == String(decoding: encoded, as: UTF8.self))
     }
+
+    @Test("the written activity ended body is the bytes the encoder writes for the envelope", arguments: [
+        ("picked_up", 1_795_000_000.0), ("canceled", 1_795_000_000.0005), ("\"odd\" / state", 1_795_000_123.9996),
+    ])
+    func theWrittenActivityEndedBodyIsTheBytesTheEncoderWritesForTheEnvelope(state: String, seconds: Double) throws {
+        let at = Date(timeIntervalSince1970: seconds)
+        let id = UUID()
+        let activity = ActivityEndedData.Activity(
+            orderID: UUID().uuidString.lowercased(), storeID: "market-st/2 \"north\"", state: state, endedBy: "expired", endedAt: at)
+        let written = WebhookEnvelope<ActivityEndedData>.activityEndedBody(id: id, createdAt: at.addingTimeInterval(0.25), activity: activity)
+        let encoded = try WireCoding.encoder.encode(
+            WebhookEnvelope(id: id.uuidString.lowercased(), type: "activity.ended", createdAt: at.addingTimeInterval(0.25), data: ActivityEndedData(activity: activity)))
+        #expect(Array(written.utf8) == Array(encoded))
+    }
 }
