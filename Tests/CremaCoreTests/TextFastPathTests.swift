@@ -2,8 +2,9 @@
 import PropertyBased
 import Testing
 
-/// The projection measures and cleans text on every event; its byte-level shortcuts for ASCII and for text with
-/// nothing to hide must give exactly what the grapheme and scalar walks give, for any text a client can send.
+/// The projection measures and cleans text on every event; its shortcuts (for ASCII, for text whose every scalar is a
+/// character of its own, for text with nothing to hide) must give exactly what the grapheme and scalar walks give, for
+/// any text a client can send.
 @Suite struct TextFastPathTests {
     /// Pieces chosen to sit on the shortcuts' edges: ASCII controls and CR LF, every kind of whitespace (tab, NBSP,
     /// NEL, ideographic space, line separators), a space carrying a combining mark, invisible and bidirectional
@@ -13,20 +14,25 @@ import Testing
         "\u{00A0}", "\u{0085}", "\u{3000}", "\u{2028}", "\u{2029}", " \u{301}", "e\u{301}", "é", "ñ", "…", "—",
         "\u{200B}", "\u{200D}", "\u{202E}", "\u{2066}", "\u{FEFF}", "\u{00AD}", "抹茶", "ラテ", "ｶﾌｪ", "Ｃ", "한",
         "☕", "❤️", "❤\u{FE0E}", "👍🏽", "👩‍💻", "🇯🇵", "1️⃣",
+        // Scalars at the edges of the standalone blocks, and what joins them: kana with combining and halfwidth voicing
+        // marks, ideographic tone marks, Hangul jamo and a syllable with a trailing jamo, Prepend, SpacingMark and an
+        // Indic conjunct, the C1 controls, the spacing modifiers and the first combining mark.
+        "か", "か\u{3099}", "ｶﾞ", "ｶ", "\u{FF9E}", "〰", "\u{302A}", "가나", "\u{1100}\u{1161}", "\u{AC00}\u{11A8}", "\u{0600}", "\u{0E33}",
+        "क्ष", "\u{85}", "\u{9F}", "ü", "ǅ", "\u{2B0}", "\u{2FF}", "\u{300}", "‐", "“”", "·", "\u{2027}", "\u{2028}", "\u{3000}",
     ]
 
     static let text = Gen<String?>.element(of: pieces).map { $0 ?? "" }.array(of: 0...12).map { $0.joined() }
 
-    @Test("ASCII columns are the grapheme walk's") func asciiColumnsAreTheGraphemeWalks() async {
+    @Test("columns without the walk are the grapheme walk's") func columnsWithoutTheWalkAreTheGraphemeWalks() async {
         await propertyCheck(count: 2_000, input: Self.text) { text in
             #expect(DisplayWidth.columns(of: text) == DisplayWidth.columnsByCharacter(of: text))
             #expect(DisplayWidth.columns(of: text[...]) == DisplayWidth.columnsByCharacter(of: text[...]))
         }
     }
 
-    @Test("the ASCII cut keeps the grapheme walk's prefix") func theASCIICutKeepsTheGraphemeWalksPrefix() async {
+    @Test("the cut without the walk keeps the grapheme walk's prefix") func theCutWithoutTheWalkKeepsTheGraphemeWalksPrefix() async {
         await propertyCheck(count: 2_000, input: Self.text, Gen.int(in: 0...20)) { text, budget in
-            if let fast = DisplayWidth.asciiPrefix(text, columns: budget) {
+            if let fast = DisplayWidth.standalonePrefix(text, columns: budget) {
                 #expect(fast == DisplayWidth.prefixByCharacter(text, columns: budget))
             }
         }
@@ -38,7 +44,7 @@ import Testing
         }
     }
 
-    @Test("clean ASCII is what the split and join give") func cleanASCIIIsWhatTheSplitAndJoinGive() async {
+    @Test("clean text is what the split and join give") func cleanTextIsWhatTheSplitAndJoinGive() async {
         await propertyCheck(count: 2_000, input: Self.text) { text in
             #expect(OrderProjector.clean(text) == OrderProjector.collapsingWhitespace(DisplayText.visibleByScalar(text)))
         }
@@ -48,12 +54,19 @@ import Testing
         #expect(DisplayWidth.asciiColumns("Oat latte") == 9)
         #expect(DisplayWidth.asciiColumns("a\r\nb") == 3)
         #expect(DisplayWidth.asciiColumns("café") == nil)
-        #expect(DisplayWidth.asciiPrefix("a\r\nb", columns: 2) == nil)
+        #expect(DisplayWidth.standaloneColumns("María 抹茶ラテ 가나") == 19)
+        #expect(DisplayWidth.standaloneColumns("a\r\nb") == nil)
+        for joined in ["か\u{3099}", "ｶﾞ", "e\u{301}", "\u{AC00}\u{11A8}", "👍🏽", "\u{85}"] {
+            #expect(DisplayWidth.standaloneColumns(joined) == nil, "\(joined)")
+        }
+        #expect(DisplayWidth.standalonePrefix("抹茶ラテ", columns: 5) == "抹茶")
+        #expect(DisplayWidth.standalonePrefix("抹茶ラテか\u{3099}", columns: 5) == nil)
         #expect(!DisplayText.mayHideOrReorder("María 抹茶"))
         #expect(DisplayText.mayHideOrReorder("Ana\u{200B}"))
-        #expect(OrderProjector.isCleanASCII("Oat latte"))
-        for edge in ["", " Ana", "Ana ", "Oat  latte", "Oat\tlatte", "Ana\u{7F}", "café"] {
-            #expect(!OrderProjector.isCleanASCII(edge), "\(edge)")
+        #expect(OrderProjector.isClean("Oat latte"))
+        #expect(OrderProjector.isClean("María José 抹茶"))
+        for edge in ["", " Ana", "Ana ", "Oat  latte", "Oat\tlatte", "Ana\u{7F}", "Ana\u{A0}Mar", "抹茶\u{3000}ラテ", "e\u{301}"] {
+            #expect(!OrderProjector.isClean(edge), "\(edge)")
         }
     }
 }

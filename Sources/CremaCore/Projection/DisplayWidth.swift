@@ -11,7 +11,7 @@ public enum DisplayWidth {
 
     /// Columns of a whole string: the sum over its grapheme clusters.
     public static func columns(of text: some StringProtocol) -> Int {
-        asciiColumns(text) ?? columnsByCharacter(of: text)
+        asciiColumns(text) ?? standaloneColumns(text) ?? columnsByCharacter(of: text)
     }
 
     /// The grapheme walk `columns(of:)` falls back to, and the reference its ASCII path is tested against.
@@ -31,6 +31,33 @@ public enum DisplayWidth {
             previous = byte
         }
         return count
+    }
+
+    /// Columns of text whose every scalar is a grapheme cluster of its own (`isStandalone`: Latin, kana, ideographs,
+    /// Hangul syllables, fullwidth forms), the sum of each scalar's width, without a grapheme walk; nil when a scalar
+    /// could join a neighbour or lies outside those blocks.
+    static func standaloneColumns(_ text: some StringProtocol) -> Int? {
+        var count = 0
+        for scalar in text.unicodeScalars {
+            guard isStandalone(scalar.value) else { return nil }
+            count += isWide(scalar.value) ? 2 : 1
+        }
+        return count
+    }
+
+    /// Scalars that never share a grapheme cluster with a neighbour that is itself standalone (UAX #29: none is
+    /// Extend, SpacingMark, Prepend, a joiner, a selector, a Hangul jamo, a regional indicator or CR): ASCII but CR,
+    /// Latin-1 to the spacing modifiers (U+00A0–U+02FF), dashes, quotes and the ellipsis (U+2010–U+2027), CJK
+    /// symbols and kana less the combining marks (U+302A–U+302F, U+3099–U+309A), CJK ideographs, Hangul syllables,
+    /// and fullwidth and halfwidth forms less the halfwidth voicing marks (U+FF9E–U+FF9F).
+    static func isStandalone(_ v: UInt32) -> Bool {
+        switch v {
+        case 0x00...0x0C, 0x0E...0x7F, 0xA0...0x2FF, 0x2010...0x2027, 0x3000...0x3029, 0x3030...0x3098, 0x309B...0x30FF,
+            0x4E00...0x9FFF, 0xAC00...0xD7A3, 0xFF01...0xFF9D:
+            true
+        default:
+            false
+        }
     }
 
     /// Columns of one grapheme cluster: 2 when it is wide or shown as an emoji, otherwise 1.
@@ -56,7 +83,7 @@ public enum DisplayWidth {
         guard budget > 0 else { return "" }
         if columns(of: text) <= budget { return text }
         // One column goes to the ellipsis.
-        var kept = asciiPrefix(text, columns: budget - 1) ?? prefixByCharacter(text, columns: budget - 1)
+        var kept = standalonePrefix(text, columns: budget - 1) ?? prefixByCharacter(text, columns: budget - 1)
         while let last = kept.last, last.isWhitespace { kept = kept.dropLast() }
         return kept + String(ellipsis)
     }
@@ -74,10 +101,27 @@ public enum DisplayWidth {
         return text[..<end]
     }
 
-    /// The same prefix for ASCII text without CR, where each byte is a cluster of one column; nil otherwise.
-    static func asciiPrefix(_ text: String, columns budget: Int) -> Substring? {
-        guard text.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) else { return nil }
-        let end = text.utf8.index(text.utf8.startIndex, offsetBy: max(budget, 0), limitedBy: text.utf8.endIndex) ?? text.utf8.endIndex
+    /// The same prefix for text whose every scalar is standalone, where each scalar is a cluster; nil otherwise (the
+    /// whole text is checked: a scalar after the cut could otherwise join the last one kept).
+    static func standalonePrefix(_ text: String, columns budget: Int) -> Substring? {
+        let scalars = text.unicodeScalars
+        var used = 0
+        var end = scalars.startIndex
+        var cut = false
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let value = scalars[index].value
+            guard isStandalone(value) else { return nil }
+            scalars.formIndex(after: &index)
+            if cut { continue }
+            let width = isWide(value) ? 2 : 1
+            if used + width > budget {
+                cut = true
+            } else {
+                used += width
+                end = index
+            }
+        }
         return text[..<end]
     }
 

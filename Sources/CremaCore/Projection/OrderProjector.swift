@@ -132,7 +132,7 @@ public enum OrderProjector {
     /// space; blank becomes nil. Every text from a client passes here before it reaches a device.
     static func clean(_ text: String) -> String? {
         let visible = DisplayText.visible(text)
-        if isCleanASCII(visible) { return visible }
+        if isClean(visible) { return visible }
         return collapsingWhitespace(visible)
     }
 
@@ -142,13 +142,17 @@ public enum OrderProjector {
         return words.isEmpty ? nil : words.joined(separator: " ")
     }
 
-    /// Printable ASCII, not blank, with single spaces between words and none at either end: what most names are,
-    /// and text the split and join would give back unchanged.
-    static func isCleanASCII(_ text: String) -> Bool {
-        var previous: UInt8 = 0x20
-        for byte in text.utf8 {
-            guard byte >= 0x20, byte < 0x7F, byte != 0x20 || previous != 0x20 else { return false }
-            previous = byte
+    /// Not blank, every scalar standalone (`DisplayWidth.isStandalone`, so each is a character of its own) and printable,
+    /// with single spaces between words and no other whitespace: what most names are, and text the split and join
+    /// would give back unchanged.
+    static func isClean(_ text: String) -> Bool {
+        var previous: UInt32 = 0x20
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            guard DisplayWidth.isStandalone(value), value >= 0x20, value != 0x7F, value != 0xA0, value != 0x3000,
+                value != 0x20 || previous != 0x20
+            else { return false }
+            previous = value
         }
         return previous != 0x20
     }
