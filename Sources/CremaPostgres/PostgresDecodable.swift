@@ -50,9 +50,13 @@ extension Date: PostgresDecodable {
 extension PostgresJSON: PostgresDecodable {
     public init?(postgresText text: String) { self.init(text: text) }
 
-    /// Decodes the JSON into a `Decodable` type.
+    /// Decodes the JSON into a `Decodable` type. An empty array (`[]`: most aggregates of an order's tokens and pushes)
+    /// into a collection is made without a decoder, which costs more to set up than the answer.
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = PostgresJSON.decoder) throws -> T {
-        try decoder.decode(T.self, from: Data(text.utf8))
+        if text == "[]", let collection = T.self as? any RangeReplaceableCollection.Type, let empty = collection.init() as? T {
+            return empty
+        }
+        return try decoder.decode(T.self, from: Data(text.utf8))
     }
 
     /// One configured decoder shared by every value, internal like ``PostgresJSON/encoder``.
