@@ -42,7 +42,7 @@
 # pushes/s is read from each side's own clock ("own", above). The "sim" CPU columns are then the sink's.
 #
 # Usage: bench/dispatch.sh [-k sim|sink] [-r ROUNDS] [-b BATCH] [-w WORKERS] [-c PEER_CONCURRENCY]
-#                          [-m PEER_MAX_CONNECTIONS] [-q WAIT] [-p POLL] [-u] [N]
+#                          [-m PEER_MAX_CONNECTIONS] [-q WAIT] [-p POLL] [-s] [-u] [N]
 #   defaults: N 20000, -r 3, -b 64 -w 2 (crema dispatch's defaults), -c 128 (as many pushes in flight as crema's
 #   2 x 64; at 250 and more, aioapns overruns the HTTP/2 connection window and gives up on some pushes),
 #   -m 10 (aioapns' default). -q WAIT: before each round, wait up to WAIT s for an idle machine. A side during
@@ -50,6 +50,12 @@
 #   script asks PostgreSQL whether crema's outbox is drained; each poll is a psql process on core 1, about 15 % of
 #   that core at 0.1 s, taken from PostgreSQL and the peer during crema's side only. The time read is the last
 #   sent_at either way, so a longer interval changes no clock, only that load.
+#   -s: where PostgreSQL's time behind crema goes (issue #35). The cluster runs with pg_stat_statements (planning
+#   tracked too), and around each crema side the script writes r<R>-crema-statements.tsv (per statement, per push:
+#   calls, rows, execution and planning time, shared blocks hit and dirtied, WAL records and bytes; the script's own
+#   outbox polls and crema's metric reads are among them) and r<R>-crema-tables.tsv (rows updated and how many of
+#   those updates were HOT, and how much each table and index grew); the summary prints the main statements. The
+#   module's bookkeeping costs PostgreSQL a little, so compare CPU with runs without -s.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
 # BENCH_SINK_COUNTER=log forces the sink's log counter.
 # Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use); -k sink
@@ -60,8 +66,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1 mode=sim poll=0.1
-while getopts "k:r:b:w:c:m:q:p:u" opt; do
+rounds=3 batch=64 workers=2 peer_concurrency=128 peer_connections=10 quiet_wait=0 pinned=1 mode=sim poll=0.1 statements=0
+while getopts "k:r:b:w:c:m:q:p:su" opt; do
   case "$opt" in
     k) mode=$OPTARG ;;
     r) rounds=$OPTARG ;;
@@ -71,8 +77,9 @@ while getopts "k:r:b:w:c:m:q:p:u" opt; do
     m) peer_connections=$OPTARG ;;
     q) quiet_wait=$OPTARG ;;
     p) poll=$OPTARG ;;
+    s) statements=1 ;;
     u) pinned=0 ;;
-    *) sed -n '2,58p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,64p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
@@ -185,6 +192,13 @@ sink_cleanup() {
 }
 
 conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
+if [ "$statements" = 1 ]; then
+  # The module must be loaded at server start: a restart with it preloaded.
+  printf '%s\n' "shared_preload_libraries = 'pg_stat_statements'" "pg_stat_statements.track_planning = on" >> "$cluster/data/postgresql.conf"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null
+  conninfo=$(start_cluster "$cluster" crema_bench "$out/postgres-start.log")
+  echo "pg_stat_statements: on (-s)" >> "$out/machine.txt"
+fi
 PEER_SINK_ARGS=()
 if [ "$mode" = sim ]; then
   log "fresh PostgreSQL cluster in $cluster; crema apns-sim on 127.0.0.1:$port"
@@ -209,10 +223,39 @@ side_end() {
   fi
 }
 
+# Statement and table counters around crema's side (-s). OUTBOX_TABLES: the tables the dispatcher writes.
+OUTBOX_TABLES="'delivery_outbox', 'customer_tokens', 'push_targets', 'webhook_events', 'webhook_deliveries'"
+sizes() { # sizes CONNINFO: every table and index of OUTBOX_TABLES with its size in bytes
+  psql "$1" -XAt -F $'\t' -c "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c LEFT JOIN pg_index i ON i.indexrelid = c.oid
+      LEFT JOIN pg_class t ON t.oid = i.indrelid WHERE c.relname IN ($OUTBOX_TABLES) OR t.relname IN ($OUTBOX_TABLES) ORDER BY 1"
+}
+statements_begin() { # statements_begin ROUND
+  [ "$statements" = 1 ] || return 0
+  psql "$DB" -XAq -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset()" > /dev/null
+  sizes "$DB" > "$out/r$1-crema-sizes-before.tsv"
+}
+statements_end() { # statements_end ROUND: after crema has exited (its backends report their counters as they end)
+  [ "$statements" = 1 ] || return 0
+  sleep 1
+  sizes "$DB" > "$out/r$1-crema-sizes-after.tsv"
+  psql "$DB" -XA -F $'\t' -c "SELECT calls, rows, round((total_exec_time / $n * 1000)::numeric, 2) AS exec_us_per_push,
+      round((total_plan_time / $n * 1000)::numeric, 2) AS plan_us_per_push, round(mean_exec_time::numeric, 3) AS mean_exec_ms,
+      round(shared_blks_hit::numeric / $n, 2) AS hit_per_push, round(shared_blks_dirtied::numeric / $n, 3) AS dirtied_per_push,
+      round(wal_records::numeric / $n, 2) AS wal_records_per_push, round(wal_bytes / $n, 0) AS wal_bytes_per_push, wal_fpi,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
+      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time + total_plan_time DESC" > "$out/r$1-crema-statements.tsv"
+  psql "$DB" -XA -F $'\t' -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, seq_scan, idx_scan
+      FROM pg_stat_user_tables WHERE relname IN ($OUTBOX_TABLES) ORDER BY relname" > "$out/r$1-crema-tables.tsv"
+  join -t $'\t' "$out/r$1-crema-sizes-before.tsv" "$out/r$1-crema-sizes-after.tsv" |
+    awk -F '\t' 'BEGIN { print "\nrelation\tbytes before\tbytes after\tgrowth" } { print $1 "\t" $2 "\t" $3 "\t" $3 - $2 }' >> "$out/r$1-crema-tables.tsv"
+}
+
 prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
   DB=$(new_database "$conninfo" "crema_bench_r$1")
   CREMA_DATABASE_URL="$DB" LOG_LEVEL=warning "$CREMA" migrate >> "$out/migrate.log" 2>&1
   psql "$DB" -XAq -v ON_ERROR_STOP=1 -v n="$n" -v topic="$BENCH_BUNDLE_ID" -f bench/outbox-fixture.sql > /dev/null
+  [ "$statements" = 0 ] || psql "$DB" -XAq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" > /dev/null
   psql "$DB" -XAq -v ON_ERROR_STOP=1 -c "VACUUM ANALYZE" -c CHECKPOINT > /dev/null
   [ "$(outbox_open "$DB")" = "$n" ] || { echo "the fixture did not load $n pending rows" >&2; return 1; }
   [ "$mode" = sim ] || sink_tokens "$DB"
@@ -221,6 +264,7 @@ prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
 side_crema() { # side_crema ROUND
   local r=$1 t0 cr sim0 sim1 pg0 pg1 m0 m1 mt0 mt1 running
   side_begin "r$r-crema"
+  statements_begin "$r"
   sim0=$(ticks_of "$SIM_PID"); pg0=$(cluster_ticks "$cluster"); read -r m0 mt0 < <(machine_ticks)
   t0=$(now)
   # Each output line gets the time it was read (so "Crema dispatcher running" marks the end of start-up).
@@ -230,6 +274,7 @@ side_crema() { # side_crema ROUND
   wait_drained "$DB" 600 "$poll"
   cr=$(ticks_of "$DISPATCH_PID"); sim1=$(ticks_of "$SIM_PID"); pg1=$(cluster_ticks "$cluster"); read -r m1 mt1 < <(machine_ticks)
   stop_pid "$DISPATCH_PID"; DISPATCH_PID=""
+  statements_end "$r"
   side_end "r$r-crema"
   psql "$DB" -XAt -F ' ' -c "SELECT count(*) FILTER (WHERE state = 'sent'), count(*),
       extract(epoch FROM min(sent_at)), extract(epoch FROM max(sent_at)), max(attempts) FROM delivery_outbox" \
@@ -332,6 +377,20 @@ for x in rows:
 med = statistics.median(x["ratio"] for x in rows)
 print(f"median ({metric}): crema {statistics.median(x['crema'] for x in rows):.0f}/s, aioapns {statistics.median(x['peer'] for x in rows):.0f}/s,"
       f" ratio {med:.2f}x (target >= 3x: {'met' if med >= 3 else 'NOT met'})")
+for r in range(1, rounds + 1):  # -s: PostgreSQL's statements behind crema, per push
+    path = f"{out}/r{r}-crema-statements.tsv"
+    if not os.path.exists(path): continue
+    lines = [l.rstrip("\n").split("\t") for l in open(path)]
+    head, body = lines[0], [dict(zip(lines[0], l)) for l in lines[1:] if len(l) == len(lines[0])]
+    total = sum(float(x["exec_us_per_push"]) + float(x["plan_us_per_push"]) for x in body)
+    counters = open(f"{out}/r{r}-crema-tables.tsv").read().split("\n\n")[0].splitlines()  # then the sizes
+    tables = {l.split("\t")[0]: l.split("\t") for l in counters}
+    outbox = tables.get("delivery_outbox", ["", "0", "0", "0"])
+    print(f"round {r}, crema side, PostgreSQL per push (pg_stat_statements): {total:.1f} us in statements;"
+          f" delivery_outbox rows updated {int(outbox[2]) / n:.2f} per push, HOT {outbox[3]}")
+    for x in body[:6]:
+        print(f"  {x['exec_us_per_push']:>7} us exec {x['plan_us_per_push']:>6} us plan {x['hit_per_push']:>6} hits"
+              f" {x['wal_records_per_push']:>5} WAL records {x['wal_bytes_per_push']:>5} B  ({x['calls']} calls) {x['query'][:70]}")
 print("run " + ("valid" if valid else "INVALID"))
 with open(os.path.join(os.path.dirname(out), "dispatch-history.tsv"), "a") as h:
     for x in rows:
