@@ -156,7 +156,7 @@ parts = [
     ("every JSONEncoder.encode (projection and bodies)", r"\bJSONEncoder\.encode<A>\("),
     ("delivery plan: DeliveryPlanner.plan", r"DeliveryPlanner\.plan\("),
     ("  Live Activity body: APNsBodyBuilder.liveActivity(push)", r"APNsBodyBuilder\.liveActivity\(_:\)"),
-    ("  its encoding: APNsPayload.encode", r"APNsPayload\.encode<A>\("),
+    ("  its encoding: APNsPayload.encode, or .write and the body's writer", r"APNsPayload\.(encode<A>|write)\(|OrderLiveActivityBody\.encode\(to:"),
     ("TimeZone(identifier:)", r"TimeZone\.init\(identifier:\)"),
 ]
 for label, pattern in parts:
