@@ -155,8 +155,8 @@ parts = [
     ("  its context: OrderProjector.context (clean, ETAReading)", r"OrderProjector\.context\("),
     ("every JSONEncoder.encode (projection and bodies)", r"\bJSONEncoder\.encode<A>\("),
     ("delivery plan: DeliveryPlanner.plan", r"DeliveryPlanner\.plan\("),
-    ("  Live Activity body: APNsBodyBuilder.liveActivity(push)", r"APNsBodyBuilder\.liveActivity\(_:\)"),
-    ("  its encoding: APNsPayload.encode", r"APNsPayload\.encode<A>\("),
+    ("  Live Activity body: APNsBodyBuilder.liveActivity(push) with fitting", r"APNsBodyBuilder\.liveActivity\(_:(encode:)?\)"),
+    ("  its encoding: APNsPayload.encode, or .write and the body's writer", r"APNsPayload\.(encode<A>|write)\(|OrderLiveActivityBody\.encode\(to:"),
     ("TimeZone(identifier:)", r"TimeZone\.init\(identifier:\)"),
 ]
 for label, pattern in parts:

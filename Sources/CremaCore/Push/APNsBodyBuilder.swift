@@ -35,6 +35,14 @@ public enum APNsBodyBuilder {
     typealias LiveActivityPayload = APNsPayload.LiveActivity<OrderActivityAttributes.ContentState, OrderActivityAttributes>
 
     public static func liveActivity(_ push: LiveActivityPush) -> APNsBody {
+        liveActivity(push) { body in
+            APNsPayload.write { (writer: inout JSONWriter) throws(JSONWriterError) in try body.encode(to: &writer) }
+        }
+    }
+
+    /// `encode` writes each draft the fitter tries: the body's own writer, or in tests `APNsPayload.encode`, which must
+    /// give the same bodies, fitting included (`APNsBodyJSONWriterTests`).
+    static func liveActivity(_ push: LiveActivityPush, encode: (OrderLiveActivityBody) -> Data) -> APNsBody {
         var aps = LiveActivityPayload.APS(
             timestamp: APNsPayload.unixSeconds(push.timestamp) ?? 0,
             event: push.kind.event,
@@ -70,7 +78,7 @@ public enum APNsBodyBuilder {
             ],
             names: liveActivityDropOrder,
             cap: capTexts,
-            encode: { APNsPayload.encode(OrderLiveActivityBody(aps: $0, crema: push.identity)) })
+            encode: { encode(OrderLiveActivityBody(aps: $0, crema: push.identity)) })
     }
 
     /// A plain alert notification (push type `alert`), threaded per order so a customer's messages about one
@@ -80,6 +88,19 @@ public enum APNsBodyBuilder {
         threadID: String,
         interruptionLevel: InterruptionLevel,
         sound: String? = "default"
+    ) -> APNsBody {
+        Self.alert(alert, threadID: threadID, interruptionLevel: interruptionLevel, sound: sound) { body in
+            APNsPayload.write { body.encode(to: &$0) }
+        }
+    }
+
+    /// `encode` as in `liveActivity(_:encode:)`.
+    static func alert(
+        _ alert: AlertText,
+        threadID: String,
+        interruptionLevel: InterruptionLevel,
+        sound: String?,
+        encode: (APNsPayload.Notification) -> Data
     ) -> APNsBody {
         let aps = APNsPayload.Notification.APS(
             alert: .init(title: alert.title, body: alert.body),
@@ -97,7 +118,7 @@ public enum APNsBodyBuilder {
                 // rather than failing the send.
                 aps.threadID = aps.threadID.map { TextByteCap.cap($0, to: max(cap, 64)) }
             },
-            encode: { APNsPayload.encode(APNsPayload.Notification(aps: $0)) })
+            encode: { encode(APNsPayload.Notification(aps: $0)) })
     }
 
     /// The Live Activity body for `order` as it is now: projection, default timing, and the localized alert
@@ -116,6 +137,24 @@ public enum APNsBodyBuilder {
         alertFor alertEvent: OrderEventType?,
         timestamp: Date? = nil
     ) -> APNsBody {
+        liveActivity(
+            push(
+                order: order, projection: projection, storeName: storeName, timeZone: timeZone, now: now, locale: locale,
+                event: event, alertFor: alertEvent, timestamp: timestamp))
+    }
+
+    /// What `liveActivity(order:…)` sends, before encoding.
+    static func push(
+        order: Order,
+        projection: OrderActivityAttributes.ContentState?,
+        storeName: String,
+        timeZone: TimeZone,
+        now: Date,
+        locale: String,
+        event: LiveActivityEvent,
+        alertFor alertEvent: OrderEventType?,
+        timestamp: Date?
+    ) -> LiveActivityPush {
         let state = projection ?? OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
         let alert = alertEvent.map {
             OrderProjector.alert(for: $0, order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
@@ -129,15 +168,14 @@ public enum APNsBodyBuilder {
         case .update: kind = .update(alert: alert)
         case .end: kind = .end(alert: alert)
         }
-        return liveActivity(
-            LiveActivityPush(
-                kind: kind,
-                contentState: state,
-                timestamp: timestamp ?? now,
-                staleDate: LiveActivityTiming.staleDate(state, now: now),
-                dismissalDate: event == .end ? LiveActivityTiming.dismissalDate(state.status, now: now) : nil,
-                relevanceScore: LiveActivityTiming.relevanceScore(state, now: now),
-                identity: OrderActivityIdentity(orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number)))
+        return LiveActivityPush(
+            kind: kind,
+            contentState: state,
+            timestamp: timestamp ?? now,
+            staleDate: LiveActivityTiming.staleDate(state, now: now),
+            dismissalDate: event == .end ? LiveActivityTiming.dismissalDate(state.status, now: now) : nil,
+            relevanceScore: LiveActivityTiming.relevanceScore(state, now: now),
+            identity: OrderActivityIdentity(orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number))
     }
 
     /// The alert notification for `event` on `order`.

@@ -7,4 +7,58 @@ struct OrderLiveActivityBody: Encodable {
     var aps: APNsBodyBuilder.LiveActivityPayload.APS
     /// Left out (not `null`) when absent.
     var crema: OrderActivityIdentity?
+
+    /// The body as `APNsPayload.encode` writes it, written directly: it is written at least once per push (more while
+    /// fitting), and the encoder's generic containers cost more than the rest of the plan's text work. Keys in the
+    /// encoder's code-point order, `aps` in that of `APNsPayload.LiveActivity.APS.CodingKeys`, absent optionals left
+    /// out; `APNsBodyJSONWriterTests` holds the bytes to the encoder's.
+    func encode(to writer: inout JSONWriter) throws(JSONWriterError) {
+        writer.beginObject()
+        writer.key("aps")
+        writer.beginObject()
+        if let alert = aps.alert {
+            writer.key("alert")
+            alert.encode(to: &writer)
+        }
+        if let attributes = aps.attributes {
+            writer.key("attributes")
+            attributes.encode(to: &writer)
+        }
+        if let attributesType = aps.attributesType {
+            writer.key("attributes-type")
+            writer.string(attributesType)
+        }
+        writer.key("content-state")
+        try aps.contentState.encode(to: &writer)
+        if let dismissalDate = aps.dismissalDate {
+            writer.key("dismissal-date")
+            writer.number(dismissalDate)
+        }
+        writer.key("event")
+        writer.string(aps.event.rawValue)
+        if let inputPushChannel = aps.inputPushChannel {
+            writer.key("input-push-channel")
+            writer.string(inputPushChannel)
+        }
+        if let inputPushToken = aps.inputPushToken {
+            writer.key("input-push-token")
+            writer.number(inputPushToken)
+        }
+        if let relevanceScore = aps.relevanceScore {
+            writer.key("relevance-score")
+            try writer.number(relevanceScore)
+        }
+        if let staleDate = aps.staleDate {
+            writer.key("stale-date")
+            writer.number(staleDate)
+        }
+        writer.key("timestamp")
+        writer.number(aps.timestamp)
+        writer.endObject()
+        if let crema {
+            writer.key("crema")
+            crema.encode(to: &writer)
+        }
+        writer.endObject()
+    }
 }

@@ -49,16 +49,10 @@ public struct EventResult: Hashable, Sendable, CustomStringConvertible {
 public enum CoreEvent {
     static let policy = DeliveryPolicy()
 
-    /// As `CremaStore.StoredProjection` encodes it: Foundation's default strategies, sorted keys, made once.
-    static let projectionEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
     public struct Output {
         public var order: Order
-        public var projection: Data
+        /// The stored projection's JSON, as `StoredProjection.json` hands it to the store.
+        public var projection: String
         public var plan: DeliveryPlan
     }
 
@@ -89,12 +83,14 @@ public enum CoreEvent {
             timeZone: TimeZone(identifier: step.timezone) ?? .gmt, now: step.at, targets: step.targets, history: step.history)
         let plan = DeliveryPlanner.plan(context, policy: policy)
         // OrderTransaction: StoredProjection.json(plan.projection), the plan's projection, not a second one.
-        let projection: Data
-        do {
-            projection = try projectionEncoder.encode(plan.projection)
+        // Written as StoredProjection.json writes it: ContentState.encode(to:), `/` escaped, the text the store binds.
+        var writer = JSONWriter(escapingSlashes: true)
+        do throws(JSONWriterError) {
+            try plan.projection.encode(to: &writer)
         } catch {
-            fatalError("\(step.name): the projection did not encode: \(error)")
+            fatalError("\(step.name): the projection did not encode: \(error.code)")
         }
+        let projection = writer.text
         return Output(order: next, projection: projection, plan: plan)
     }
 
@@ -105,7 +101,7 @@ public enum CoreEvent {
 
     public static func summary(_ output: Output) -> EventResult {
         EventResult(
-            version: output.order.version, state: output.order.state, projectionBytes: output.projection.count,
+            version: output.order.version, state: output.order.state, projectionBytes: output.projection.utf8.count,
             deliveries: output.plan.deliveries.count, skips: output.plan.skips.count,
             bodyBytes: output.plan.deliveries.reduce(0) { $0 + $1.body.json.count },
             activityEvents: output.plan.deliveries.compactMap(\.liveActivityEvent))
