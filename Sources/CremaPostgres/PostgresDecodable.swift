@@ -51,9 +51,10 @@ extension PostgresJSON: PostgresDecodable {
     public init?(postgresText text: String) { self.init(text: text) }
 
     /// Decodes the JSON into a `Decodable` type. An empty array (`[]`: most aggregates of an order's tokens and pushes)
-    /// into a collection is made without a decoder, which costs more to set up than the answer.
+    /// into an `Array` is made without a decoder, which costs more to set up than the answer; into anything else (a
+    /// `String` or `Data` would be an empty collection too) it goes to the decoder, which refuses it.
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = PostgresJSON.decoder) throws -> T {
-        if text == "[]", let collection = T.self as? any RangeReplaceableCollection.Type, let empty = collection.init() as? T {
+        if text == "[]", let array = T.self as? any EmptyJSONArray.Type, let empty = array.empty as? T {
             return empty
         }
         return try decoder.decode(T.self, from: Data(text.utf8))
@@ -65,4 +66,13 @@ extension PostgresJSON: PostgresDecodable {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
+}
+
+/// What an empty JSON array decodes into without a decoder: arrays only.
+protocol EmptyJSONArray {
+    static var empty: Self { get }
+}
+
+extension Array: EmptyJSONArray {
+    static var empty: Self { [] }
 }
