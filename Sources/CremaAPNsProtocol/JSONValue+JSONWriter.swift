@@ -15,7 +15,7 @@ extension JSONValue {
         case .object(let members):
             writer.beginObject()
             for (key, value) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                writer.key(key)
+                writer.key(escaping: key)
                 try value.encode(to: &writer)
             }
             writer.endObject()

@@ -60,8 +60,9 @@ public struct JSONWriter: Sendable {
         afterValue = false
     }
 
-    /// A key that may need escaping (a dictionary's, as in `JSONValue`), escaped as a string is.
-    public mutating func key(_ name: String) {
+    /// A key that may need escaping (a dictionary's, as in `JSONValue`), escaped as a string is. Named apart from
+    /// `key(_:)` so that a literal key never resolves to it (a literal prefers `String` over `StaticString`).
+    public mutating func key(escaping name: String) {
         string(name)
         bytes.append(UInt8(ascii: ":"))
         afterValue = false
@@ -69,9 +70,11 @@ public struct JSONWriter: Sendable {
 
     // MARK: - Values
 
+    /// `true` or `false`, as JSON and the encoder spell them.
     public mutating func bool(_ value: Bool) {
         separate()
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        let text: StaticString = value ? "true" : "false"
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
         afterValue = true
     }
 

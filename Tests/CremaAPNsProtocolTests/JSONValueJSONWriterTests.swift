@@ -12,9 +12,14 @@ import Testing
     }()
 
     /// Keys whose code-point order differs from a case-insensitive or numeric one, and keys that need escaping.
-    static let keys: [String] = ["a", "A", "a10", "a9", "a_b", "aB", "eta", "pos_ref", "é", "e", "日本", "😀", "", "x/y", "q\"", "\n"]
+    static let keys: [String] = [
+        "a", "A", "a10", "a9", "a_b", "aB", "eta", "pos_ref", "é", "e", "e\u{301}", "f", "日本", "😀", "", "x/y", "q\"", "\n",
+        "\u{FFFF}", "\u{E000}", "\u{2028}", "\u{7F}",
+    ]
     static let texts: [String] = ["", "Oat latte", "1/2 shot", "\"", "\\", "\u{1}", "抹茶ラテ", "e\u{301}", "\u{2028}"]
-    static let numbers: [Double] = [0, -0.0, 1, -1, 2.5, 0.1, 1e15, 1e15 - 1, -1e15, 1e16, 123_456.789, 1e-7, 99]
+    static let numbers: [Double] = [
+        0, -0.0, 1, -1, 2.5, 0.1, 1e15, 1e15 - 1, 1e15 + 0.5, -1e15, 1e16, 9_007_199_254_740_993, 5e-324, 1e300, 123_456.789, 1e-7, 99,
+    ]
 
     /// A value of up to `depth` levels of containers, drawn from a fixed seed so every run sees the same cases.
     static func value(depth: Int, _ random: inout some RandomNumberGenerator) -> JSONValue {
@@ -56,8 +61,11 @@ import Testing
     }
 
     @Test("a number JSON cannot carry is refused as the encoder refuses it") func aNumberJSONCannotCarryIsRefusedAsTheEncoderRefusesIt() {
-        var writer = JSONWriter(escapingSlashes: false)
-        #expect(throws: JSONWriterError.self) { try JSONValue.object(["eta": .number(.nan)]).encode(to: &writer) }
-        #expect(throws: (any Error).self) { try Self.encoder.encode(JSONValue.number(.infinity)) }
+        for number in [Double.nan, .infinity, -.infinity] {
+            let value = JSONValue.object(["eta": .number(number)])
+            var writer = JSONWriter(escapingSlashes: false)
+            #expect(throws: JSONWriterError.self) { try value.encode(to: &writer) }
+            #expect(throws: (any Error).self) { try Self.encoder.encode(value) }
+        }
     }
 }

@@ -33,20 +33,43 @@ import Testing
     @Test("the cut without the walk keeps the grapheme walk's prefix") func theCutWithoutTheWalkKeepsTheGraphemeWalksPrefix() async {
         await propertyCheck(count: 2_000, input: Self.text, Gen.int(in: 0...20)) { text, budget in
             if let fast = DisplayWidth.standalonePrefix(text, columns: budget) {
-                #expect(fast == DisplayWidth.prefixByCharacter(text, columns: budget))
+                #expect(Array(fast.utf8) == Array(DisplayWidth.prefixByCharacter(text, columns: budget).utf8))
             }
         }
     }
 
     @Test("text with nothing to hide comes back as the scalar walk returns it") func textWithNothingToHideComesBackAsTheScalarWalkReturnsIt() async {
         await propertyCheck(count: 2_000, input: Self.text) { text in
-            #expect(DisplayText.visible(text) == DisplayText.visibleByScalar(text))
+            #expect(Array(DisplayText.visible(text).utf8) == Array(DisplayText.visibleByScalar(text).utf8))
         }
     }
 
     @Test("clean text is what the split and join give") func cleanTextIsWhatTheSplitAndJoinGive() async {
         await propertyCheck(count: 2_000, input: Self.text) { text in
-            #expect(OrderProjector.clean(text) == OrderProjector.collapsingWhitespace(DisplayText.visibleByScalar(text)))
+            #expect(OrderProjector.clean(text).map { Array($0.utf8) } == OrderProjector.collapsingWhitespace(DisplayText.visibleByScalar(text)).map { Array($0.utf8) })
+        }
+    }
+
+    /// Standalone means no neighbour joins it: every standalone scalar, beside each of these and beside itself, stays
+    /// a character of its own, by the standard library's own grapheme breaking.
+    static let standaloneNeighbours: [Unicode.Scalar] = ["a", " ", "\u{A0}", "\u{AC00}", "か", "\u{FF76}", "…", "抹", "\n", "ü"]
+
+    @Test("no standalone scalar joins a standalone neighbour") func noStandaloneScalarJoinsAStandaloneNeighbour() {
+        let standalone = (UInt32(0)...0xFFFF).filter(DisplayWidth.isStandalone).map { Unicode.Scalar($0)! }
+        #expect(standalone.count > 30_000)
+        // One text per neighbour with it between every two standalone scalars, and one with each scalar doubled: as
+        // many characters as scalars, or some pair joined (then the pairs are walked to name it).
+        var texts = Self.standaloneNeighbours.map { neighbour in standalone.flatMap { [$0, neighbour] } }
+        texts.append(standalone.flatMap { [$0, $0] })
+        for scalars in texts {
+            #expect(scalars.allSatisfy { DisplayWidth.isStandalone($0.value) })
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: scalars)
+            let text = String(view)
+            guard text.count != scalars.count else { continue }
+            for (first, second) in zip(scalars, scalars.dropFirst()) where String(String.UnicodeScalarView([first, second])).count != 2 {
+                Issue.record("U+\(String(first.value, radix: 16)) joins U+\(String(second.value, radix: 16))")
+            }
         }
     }
 
