@@ -103,7 +103,7 @@ let package = Package(
         .target(
             name: "CremaStore",
             dependencies: [
-                "CremaClock", "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol",
+                "CremaClock", "CremaCore", "CremaPostgres", "CremaActivityModels", "CremaAPNsProtocol", "CremaCivilTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

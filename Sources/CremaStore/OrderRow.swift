@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaCivilTime
 import CremaCore
 import CremaPostgres
 import Foundation
@@ -82,5 +83,6 @@ enum EventData {
         return PostgresJSON(text: writer.text)
     }
 
-    static func rfc3339(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+    /// As the API writes it, so the data keeps the millisecond the client sent (the format style truncated it).
+    static func rfc3339(_ date: Date) -> String { RFC3339.text(date) }
 }

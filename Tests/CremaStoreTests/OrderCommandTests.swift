@@ -31,6 +31,29 @@ import Testing
         }
     }
 
+    @Test("an event's data keeps the ETA the client sent to the millisecond") func anEventsDataKeepsTheETATheClientSentToTheMillisecond() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            // Text the format style reads back a millisecond earlier (…18.005 is 18.00499… as a double): it used to be
+            // written into the event's data truncated, while the order and the API said .005.
+            let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+            let soon = (Date().timeIntervalSince1970 + 600).rounded(.down)
+            func text(_ seconds: Double, _ millis: String) -> String {
+                Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle()).dropLast() + ".\(millis)Z"
+            }
+            let (placedETA, delayedETA) = (text(soon, "005"), text(soon + 600, "790"))
+            var placement = StoreFixtures.placement()
+            placement.eta = try parse.parse(placedETA)
+            let placed = try await store.place(placement, in: .default, role: .pos, request: StoreFixtures.request())
+            let id = try StoreFixtures.orderID(placed)
+            _ = try await store.apply(
+                .delayed(eta: try parse.parse(delayedETA), reason: "milk"), to: id, in: .default, expectedVersion: nil, role: .pos,
+                request: StoreFixtures.request(path: "events"))
+            let detail = try #require(try await store.database.orders.order(id: id, in: .default))
+            #expect(detail.events.map { $0.data["eta"] } == [.string(placedETA), .string(delayedETA)])
+        }
+    }
+
     @Test("orders are numbered per store") func ordersAreNumberedPerStore() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
