@@ -7,28 +7,15 @@ extension OrderEventRequest {
     public func canonicalJSON() -> String {
         var writer = JSONWriter(escapingSlashes: false, capacity: 128)
         writer.beginObject()
-        if let barista {
-            writer.key("barista")
-            writer.string(barista)
-        }
-        if let eta {
-            writer.key("eta")
-            writer.string(WireCoding.rfc3339(eta))
-        }
+        writer.member("barista", ifPresent: barista)
+        writer.member("eta", ifPresent: eta.map(WireCoding.rfc3339))
         if let expectedVersion {
             writer.key("expected_version")
             writer.number(expectedVersion)
         }
-        if let pickupPoint {
-            writer.key("pickup_point")
-            writer.string(pickupPoint)
-        }
-        if let reason {
-            writer.key("reason")
-            writer.string(reason)
-        }
-        writer.key("type")
-        writer.string(type)
+        writer.member("pickup_point", ifPresent: pickupPoint)
+        writer.member("reason", ifPresent: reason)
+        writer.member("type", type)
         writer.endObject()
         return writer.text
     }

@@ -8,24 +8,16 @@ extension PlaceOrderRequest {
     public func canonicalJSON() -> String {
         var writer = JSONWriter(escapingSlashes: false, capacity: 512)
         writer.beginObject()
-        if let customerRef {
-            writer.key("customer_ref")
-            writer.string(customerRef)
-        }
-        writer.key("display_name")
-        writer.string(displayName)
-        writer.key("eta")
-        writer.string(WireCoding.rfc3339(eta))
+        writer.member("customer_ref", ifPresent: customerRef)
+        writer.member("display_name", displayName)
+        writer.member("eta", WireCoding.rfc3339(eta))
         writer.key("items")
         writer.beginArray()
         for item in items { item.encode(to: &writer) }
         writer.endArray()
-        writer.key("locale")
-        writer.string(locale)
-        writer.key("pos_ref")
-        writer.string(posRef)
-        writer.key("store_id")
-        writer.string(storeID)
+        writer.member("locale", locale)
+        writer.member("pos_ref", posRef)
+        writer.member("store_id", storeID)
         writer.endObject()
         return writer.text
     }
@@ -40,16 +32,12 @@ extension ItemRequest {
             for modifier in modifiers { writer.string(modifier) }
             writer.endArray()
         }
-        writer.key("name")
-        writer.string(name)
+        writer.member("name", name)
         if let quantity {
             writer.key("quantity")
             writer.number(quantity)
         }
-        if let size {
-            writer.key("size")
-            writer.string(size)
-        }
+        writer.member("size", ifPresent: size)
         writer.endObject()
     }
 }

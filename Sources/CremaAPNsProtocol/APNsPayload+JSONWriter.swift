@@ -3,16 +3,9 @@ extension APNsPayload.Alert {
     /// directly: an alert is inside most bodies Crema writes per event.
     public func encode(to writer: inout JSONWriter) {
         writer.beginObject()
-        if let body {
-            writer.key("body")
-            writer.string(body)
-        }
-        if let sound {
-            writer.key("sound")
-            writer.string(sound)
-        }
-        writer.key("title")
-        writer.string(title)
+        writer.member("body", ifPresent: body)
+        writer.member("sound", ifPresent: sound)
+        writer.member("title", title)
         writer.endObject()
     }
 }
@@ -26,18 +19,9 @@ extension APNsPayload.Notification {
         writer.beginObject()
         writer.key("alert")
         aps.alert.encode(to: &writer)
-        if let interruptionLevel = aps.interruptionLevel {
-            writer.key("interruption-level")
-            writer.string(interruptionLevel.rawValue)
-        }
-        if let sound = aps.sound {
-            writer.key("sound")
-            writer.string(sound)
-        }
-        if let threadID = aps.threadID {
-            writer.key("thread-id")
-            writer.string(threadID)
-        }
+        writer.member("interruption-level", ifPresent: aps.interruptionLevel?.rawValue)
+        writer.member("sound", ifPresent: aps.sound)
+        writer.member("thread-id", ifPresent: aps.threadID)
         writer.endObject()
         writer.endObject()
     }

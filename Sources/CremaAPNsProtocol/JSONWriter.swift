@@ -68,6 +68,27 @@ public struct JSONWriter: Sendable {
         afterValue = false
     }
 
+    // MARK: - Members
+
+    /// A key and its text, `null` for nil, as `encode(_:forKey:)` writes an optional.
+    public mutating func member(_ name: StaticString, _ value: String?) {
+        key(name)
+        string(value)
+    }
+
+    /// A key and its text, left out for nil, as the synthesized `encodeIfPresent` leaves an absent optional.
+    public mutating func member(_ name: StaticString, ifPresent value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+
+    /// A key and an identifier as lowercase canonical text.
+    public mutating func member(_ name: StaticString, lowercased uuid: UUID) {
+        key(name)
+        string(lowercased: uuid)
+    }
+
     // MARK: - Values
 
     /// `true` or `false`, as JSON and the encoder spell them.

@@ -236,8 +236,7 @@ public final class ChangeFeed: Service, CustomStringConvertible, Sendable {
         var json: String {
             var writer = JSONWriter(escapingSlashes: true, capacity: 256)
             writer.beginObject()
-            writer.key("from")
-            writer.string(from)
+            writer.member("from", from)
             if let queued {
                 writer.key("queued")
                 writer.beginArray()

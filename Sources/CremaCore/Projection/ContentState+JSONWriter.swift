@@ -7,14 +7,10 @@ extension OrderActivityAttributes.ContentState {
     /// Keys in code-point order; `ContentStateJSONWriterTests` holds the bytes to the encoder's.
     public func encode(to writer: inout JSONWriter) throws(JSONWriterError) {
         writer.beginObject()
-        if let baristaName {
-            writer.key("baristaName")
-            writer.string(baristaName)
-        }
+        writer.member("baristaName", ifPresent: baristaName)
         writer.key("compactLeading")
         writer.beginObject()
-        writer.key("text")
-        writer.string(compactLeading.text)
+        writer.member("text", compactLeading.text)
         writer.endObject()
         writer.key("compactTrailing")
         writer.beginObject()
@@ -22,8 +18,7 @@ extension OrderActivityAttributes.ContentState {
             writer.key("countdownEnd")
             try writer.number(secondsSince2001: countdownEnd)
         }
-        writer.key("text")
-        writer.string(compactTrailing.text)
+        writer.member("text", compactTrailing.text)
         writer.endObject()
         writer.key("eta")
         try writer.number(secondsSince2001: eta)
@@ -31,32 +26,22 @@ extension OrderActivityAttributes.ContentState {
         lockScreen.encode(to: &writer)
         writer.key("minimal")
         writer.beginObject()
-        if let text = minimal.text {
-            writer.key("text")
-            writer.string(text)
-        }
+        writer.member("text", ifPresent: minimal.text)
         writer.endObject()
-        if let pickupPoint {
-            writer.key("pickupPoint")
-            writer.string(pickupPoint)
-        }
+        writer.member("pickupPoint", ifPresent: pickupPoint)
         writer.key("progress")
         try writer.number(progress)
         writer.key("small")
         writer.beginObject()
-        writer.key("status")
-        writer.string(small.status)
-        writer.key("title")
-        writer.string(small.title)
+        writer.member("status", small.status)
+        writer.member("title", small.title)
         writer.endObject()
-        writer.key("status")
-        writer.string(status.rawValue)
+        writer.member("status", status.rawValue)
         writer.key("step")
         writer.number(step)
         writer.key("stepCount")
         writer.number(stepCount)
-        writer.key("symbolName")
-        writer.string(symbolName)
+        writer.member("symbolName", symbolName)
         writer.endObject()
     }
 }
@@ -64,22 +49,11 @@ extension OrderActivityAttributes.ContentState {
 extension OrderActivityAttributes.ContentState.LockScreen {
     func encode(to writer: inout JSONWriter) {
         writer.beginObject()
-        if let detail {
-            writer.key("detail")
-            writer.string(detail)
-        }
-        if let etaAbsolute {
-            writer.key("etaAbsolute")
-            writer.string(etaAbsolute)
-        }
-        if let etaRelative {
-            writer.key("etaRelative")
-            writer.string(etaRelative)
-        }
-        writer.key("subtitle")
-        writer.string(subtitle)
-        writer.key("title")
-        writer.string(title)
+        writer.member("detail", ifPresent: detail)
+        writer.member("etaAbsolute", ifPresent: etaAbsolute)
+        writer.member("etaRelative", ifPresent: etaRelative)
+        writer.member("subtitle", subtitle)
+        writer.member("title", title)
         writer.endObject()
     }
 }

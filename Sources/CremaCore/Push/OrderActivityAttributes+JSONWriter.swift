@@ -6,18 +6,13 @@ extension OrderActivityAttributes {
     /// (`OrderLiveActivityBody.encode(to:)`): keys in code-point order.
     func encode(to writer: inout JSONWriter) {
         writer.beginObject()
-        writer.key("customerName")
-        writer.string(customerName)
-        writer.key("itemsSummary")
-        writer.string(itemsSummary)
-        writer.key("orderID")
-        writer.string(orderID)
+        writer.member("customerName", customerName)
+        writer.member("itemsSummary", itemsSummary)
+        writer.member("orderID", orderID)
         writer.key("orderNumber")
         writer.number(orderNumber)
-        writer.key("storeID")
-        writer.string(storeID)
-        writer.key("storeName")
-        writer.string(storeName)
+        writer.member("storeID", storeID)
+        writer.member("storeName", storeName)
         writer.endObject()
     }
 }

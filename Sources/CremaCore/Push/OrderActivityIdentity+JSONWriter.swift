@@ -8,10 +8,8 @@ extension OrderActivityIdentity {
         writer.beginObject()
         writer.key("number")
         writer.number(number)
-        writer.key("order_id")
-        writer.string(orderID)
-        writer.key("store_id")
-        writer.string(storeID)
+        writer.member("order_id", orderID)
+        writer.member("store_id", storeID)
         writer.endObject()
     }
 }

@@ -24,22 +24,15 @@ struct OrderLiveActivityBody: Encodable {
             writer.key("attributes")
             attributes.encode(to: &writer)
         }
-        if let attributesType = aps.attributesType {
-            writer.key("attributes-type")
-            writer.string(attributesType)
-        }
+        writer.member("attributes-type", ifPresent: aps.attributesType)
         writer.key("content-state")
         try aps.contentState.encode(to: &writer)
         if let dismissalDate = aps.dismissalDate {
             writer.key("dismissal-date")
             writer.number(dismissalDate)
         }
-        writer.key("event")
-        writer.string(aps.event.rawValue)
-        if let inputPushChannel = aps.inputPushChannel {
-            writer.key("input-push-channel")
-            writer.string(inputPushChannel)
-        }
+        writer.member("event", aps.event.rawValue)
+        writer.member("input-push-channel", ifPresent: aps.inputPushChannel)
         if let inputPushToken = aps.inputPushToken {
             writer.key("input-push-token")
             writer.number(inputPushToken)
