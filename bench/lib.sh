@@ -1,5 +1,5 @@
-# Shared by the bench/ scripts: ingest.sh, kill-drill.sh, pg-restart-drill.sh, dispatch.sh, dispatch-latency.sh, dispatch-kill-drill.sh,
-# backlog-drain.sh, abuse-drill.sh, failover-drill.sh
+# Shared by the bench/ scripts (ingest.sh, dispatch.sh, dispatch-latency.sh, backlog-drain.sh, ...) and the drills/
+# scripts (kill-drill.sh, pg-restart-drill.sh, dispatch-kill-drill.sh, abuse-drill.sh, failover-drill.sh, ...).
 #
 # Everything here talks to 127.0.0.1 and to a private PostgreSQL cluster on a Unix socket only.
 
@@ -101,7 +101,7 @@ SQL
   [ "$3" = 0 ] && [ "$1" -gt 0 ]
 }
 
-# ---- delivery benchmarks (bench/dispatch.sh, bench/dispatch-latency.sh, bench/dispatch-kill-drill.sh) ----
+# ---- delivery benchmarks (bench/dispatch.sh, bench/dispatch-latency.sh, drills/dispatch-kill-drill.sh) ----
 
 BENCH_BUNDLE_ID=${BENCH_BUNDLE_ID:-cafe.crema.bench}
 BENCH_APP_KEY=${BENCH_APP_KEY:-bench-app-key-0123456789}

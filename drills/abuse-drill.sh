@@ -27,7 +27,7 @@
 # The flood runs on the same machine (and cores) as the server: a real abuser's CPU is not the server's, so on a
 # small machine the ratios are an upper bound.
 #
-# Usage: bench/abuse-drill.sh [-d SECONDS] [-w WORKERS] [-r RATE] [-f tokens,streams,webhooks]
+# Usage: drills/abuse-drill.sh [-d SECONDS] [-w WORKERS] [-r RATE] [-f tokens,streams,webhooks]
 #   defaults: -d 20 -w 4 -r 20 -f tokens,streams,webhooks. Environment: CREMA_BIN (default
 #   .build-release/release/crema; CREMA_BIN=.build/debug/crema works), BENCH_PORT (default 18094; the receiver
 #   and the tarpit take the next two). Needs postgresql-15, curl, python3.
@@ -71,7 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # Not for the background processes: `drill … &` would fork a subshell, and its $! would not be Python's.
-drill() { python3 bench/abuse_drill.py "$@"; }
+drill() { python3 drills/abuse_drill.py "$@"; }
 metrics() { curl -s -m 5 "http://127.0.0.1:$port/metrics" > "$1" || true; }
 
 admin_key=drill-admin-$(python3 -c 'import secrets; print(secrets.token_hex(12))')
@@ -88,10 +88,10 @@ wait_ready "$port" 60
 # Both peers live as long as the drill at most (the trap stops them sooner).
 max_run=$(( (duration + ramp + 60) * 4 + 120 ))
 : > "$out/received.jsonl"
-python3 bench/abuse_drill.py receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration "$max_run" \
+python3 drills/abuse_drill.py receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration "$max_run" \
   2>> "$out/receiver.log" &
 RECEIVER_PID=$!
-python3 bench/abuse_drill.py tarpit --listen "$tarpit_port" --out "$out/tarpit.json" --duration "$max_run" 2>> "$out/tarpit.log" &
+python3 drills/abuse_drill.py tarpit --listen "$tarpit_port" --out "$out/tarpit.json" --duration "$max_run" 2>> "$out/tarpit.log" &
 TARPIT_PID=$!
 sleep 0.5
 kill -0 "$RECEIVER_PID" && kill -0 "$TARPIT_PID" || { echo "the receiver or the tarpit did not start" >&2; exit 1; }
@@ -105,7 +105,7 @@ run_phase() {
   local name=$1 t0 t1 s0 s1 p0 p1 deadline
   metrics "$out/$name-metrics-before.txt"
   if [ "$name" != quiet ]; then
-    python3 bench/abuse_drill.py flood "$name" --port "$port" --keys "$out/keys.json" --rate "$rate" \
+    python3 drills/abuse_drill.py flood "$name" --port "$port" --keys "$out/keys.json" --rate "$rate" \
       --duration $((duration + ramp + 1)) --tarpit-port "$tarpit_port" > "$out/$name-flood.json" 2> "$out/$name-flood.log" &
     FLOOD_PID=$!
     sleep "$ramp"

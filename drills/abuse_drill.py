@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sides of bench/abuse-drill.sh (issue "Isolate load, not only data"). Standard library only; 127.0.0.1 only;
+"""The sides of drills/abuse-drill.sh (issue "Isolate load, not only data"). Standard library only; 127.0.0.1 only;
 every loop is bounded in time and in count.
 
   setup     with the bootstrap admin key: two tenants, `ordinary` (a pos and a barista key per worker, a store,

@@ -14,7 +14,7 @@
 # claimed by the killed process whose requests had reached the simulator are sent again).
 # Exits 1 on any loss or unsent row; exits 2 when the kill did not land mid-run (nothing in flight).
 #
-# Usage: bench/dispatch-kill-drill.sh [-n N] [-k KILL_AFTER_SECONDS] [-l LEASE_SECONDS]   (defaults: 5000, 0.5, 5)
+# Usage: drills/dispatch-kill-drill.sh [-n N] [-k KILL_AFTER_SECONDS] [-l LEASE_SECONDS]   (defaults: 5000, 0.5, 5)
 # Environment: CREMA_BIN, BENCH_SIM_PORT (default 18445). Outputs: bench/results/dispatch-kill-drill-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

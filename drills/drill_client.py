@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load client for the reliability drills (bench/kill-drill.sh, bench/pg-restart-drill.sh). Standard library only.
+"""Load client for the reliability drills (drills/kill-drill.sh, drills/pg-restart-drill.sh). Standard library only.
 
 `load` mode: THREADS threads each drive order lifecycles (placed -> started -> ready -> picked_up) against
 crema serve on 127.0.0.1 for at most DURATION seconds. Every answer is appended to OUTCOMES (one JSON line:

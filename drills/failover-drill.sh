@@ -4,7 +4,7 @@
 # when pg_autoctl is missing), all of it under one temporary folder and run as the `postgres` user. Crema reaches it
 # only through the formation's multi-host URI (target_session_attrs=read-write, connect_timeout per host):
 # `crema migrate`, then one `crema serve` (its APNs and webhook dispatchers inside, sending to `crema apns-sim` and
-# to a webhook receiver on localhost). Then RUNS times on the same formation, while bench/failover_client.py
+# to a webhook receiver on localhost). Then RUNS times on the same formation, while drills/failover_client.py
 # replays order lifecycles (push-to-start and Live Activity tokens, so every event plans a push; a webhook per
 # change), each command with an Idempotency-Key and retried with the same key when its answer was lost or 5xx:
 #   -m perform: `pg_autoctl perform failover` (orchestrated);
@@ -20,7 +20,7 @@
 #   failover: mode=M lost_events=0 lost_pushes=0 duplicate_pushes=N lost_webhooks=0 refused_s=S restarted=no
 # Exits 1 on any loss, a command with other than one effect, or a crema process that died.
 #
-# Usage: bench/failover-drill.sh [-m perform|kill] [-r RUNS] [-d LOAD_SECONDS] [-k FAIL_AFTER] [-a AFTER] [-t THREADS] [-D]
+# Usage: drills/failover-drill.sh [-m perform|kill] [-r RUNS] [-d LOAD_SECONDS] [-k FAIL_AFTER] [-a AFTER] [-t THREADS] [-D]
 #   defaults: -m perform -r 1 -d 20 (load at least this long per run) -k 8 -a 3 -t 16.
 #   -D: the monitor's and keepers' default timeouts instead of the drill's shorter ones (see FAST_* below and
 #       docs/operations.md "Failover timing").
@@ -174,7 +174,7 @@ log "crema's database URL: $conninfo"
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1
 start_apns_sim "$sim_port" "$out/sim" "$out/sim.log"
 : > "$out/received.jsonl"
-python3 bench/abuse_drill.py receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration 86400 \
+python3 drills/abuse_drill.py receiver --listen "$receiver_port" --out "$out/received.jsonl" --duration 86400 \
   2>> "$out/receiver.log" &
 RECEIVER_PID=$!
 master_key=$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')
@@ -183,7 +183,7 @@ CREMA_MASTER_KEY=$master_key CREMA_WEBHOOK_ALLOW_PRIVATE=1 CREMA_LOG_LEVEL=info 
 wait_ready "$port" 60
 create_stores "$port" 8
 serve_pid=$SERVE_PID sim_pid=$SIM_PID
-hook=$(python3 bench/failover_client.py setup --port "$port" --pos-key "$BENCH_POS_KEY" --app-key "$BENCH_APP_KEY" \
+hook=$(python3 drills/failover_client.py setup --port "$port" --pos-key "$BENCH_POS_KEY" --app-key "$BENCH_APP_KEY" \
   --receiver-port "$receiver_port" --run-id "$(basename "$out")")
 log "crema serve pid $serve_pid on :$port, apns-sim pid $sim_pid on :$sim_port, webhook $hook to :$receiver_port"
 
@@ -202,12 +202,12 @@ for run in $(seq 1 "$runs"); do
   before=$(primary_node)
   log "run $run/$runs ($mode): primary $before; $threads workers"
   t_start=$(now)
-  timeout $((duration + 600)) python3 bench/failover_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
+  timeout $((duration + 600)) python3 drills/failover_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
     --barista-key "$BENCH_BARISTA_KEY" --app-key "$BENCH_APP_KEY" --journal "$rdir/journal.jsonl" \
     --outcomes "$rdir/outcomes.jsonl" --retried "$rdir/retried.jsonl" --stop-file "$rdir/stop" --threads "$threads" \
     --duration $((duration + 540)) --run-id "$run_id" > "$rdir/client.txt" 2>&1 &
   CLIENT_PID=$!
-  python3 bench/failover_client.py probe --conninfo "$conninfo" --outcomes "$rdir/probe.jsonl" --stop-file "$rdir/stop" &
+  python3 drills/failover_client.py probe --conninfo "$conninfo" --outcomes "$rdir/probe.jsonl" --stop-file "$rdir/stop" &
   PROBE_PID=$!
   sleep "$fail_after"
   t_fail=$(now)

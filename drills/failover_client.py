@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load client for bench/failover-drill.sh. Standard library only; built on bench/drill_client.py's Client and
+"""Load client for drills/failover-drill.sh. Standard library only; built on drills/drill_client.py's Client and
 Recorder (same OUTCOMES and JOURNAL lines, so lib.sh's verify_journal reads the journal as it does the kill drill's).
 
 `probe`: until STOP_FILE exists, every 0.1 s: can a session with target_session_attrs=read-write be opened with

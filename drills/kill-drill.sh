@@ -6,7 +6,7 @@
 #       with the same Idempotency-Key, replay the stored first answer (Idempotent-Replayed: true, same bytes).
 # Exits 1 on any violation.
 #
-# Usage: bench/kill-drill.sh [-d LOAD_SECONDS] [-k KILL_AFTER_SECONDS] [-t CLIENT_THREADS]
+# Usage: drills/kill-drill.sh [-d LOAD_SECONDS] [-k KILL_AFTER_SECONDS] [-t CLIENT_THREADS]
 #   defaults: -d 15 -k 5 -t 8. Environment: CREMA_BIN (default .build-release/release/crema),
 #   BENCH_PORT (default 18091). Needs postgresql-15, curl, python3. Outputs: bench/results/kill-drill-<time>/.
 set -euo pipefail
@@ -49,8 +49,8 @@ start_serve "$conninfo" "$port" 8 "$out/serve.log"
 wait_ready "$port" 30
 create_stores "$port" 8
 
-log "load: $threads client threads for ${duration}s (bench/drill_client.py)"
-timeout $((duration + 60)) python3 bench/drill_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
+log "load: $threads client threads for ${duration}s (drills/drill_client.py)"
+timeout $((duration + 60)) python3 drills/drill_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
   --barista-key "$BENCH_BARISTA_KEY" --journal "$out/journal.jsonl" --outcomes "$out/outcomes.jsonl" \
   --threads "$threads" --duration "$duration" --run-id "drill-$stamp" > "$out/client.txt" 2>&1 &
 CLIENT_PID=$!
@@ -90,7 +90,7 @@ log "(c) /health/ready and replays of requests acknowledged before the kill"
 code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$port/health/ready")
 echo "/health/ready -> $code" | tee -a "$out/run.log"
 [ "$code" = 200 ] || violations=$((violations + 1))
-if python3 bench/drill_client.py replay --port "$port" --pos-key "$BENCH_POS_KEY" --barista-key "$BENCH_BARISTA_KEY" \
+if python3 drills/drill_client.py replay --port "$port" --pos-key "$BENCH_POS_KEY" --barista-key "$BENCH_BARISTA_KEY" \
   --journal "$out/journal.jsonl" --before "$kill_time" --count 5 | tee -a "$out/run.log"; then :; else
   violations=$((violations + 1)); fi
 

@@ -7,7 +7,7 @@
 # a request gets anything but 503 while PostgreSQL is down,
 # crema died, or no request succeeded after the restart. The timings are measurements, not pass/fail.
 #
-# Usage: bench/pg-restart-drill.sh [-d LOAD_SECONDS] [-s STOP_AFTER_SECONDS] [-o OUTAGE_SECONDS] [-t THREADS]
+# Usage: drills/pg-restart-drill.sh [-d LOAD_SECONDS] [-s STOP_AFTER_SECONDS] [-o OUTAGE_SECONDS] [-t THREADS]
 #   defaults: -d 20 -s 5 -o 5 -t 4. Environment: CREMA_BIN, BENCH_PORT (default 18092).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +52,7 @@ create_stores "$port" 8
 serve_pid=$SERVE_PID
 
 log "load: $threads client threads for ${duration}s"
-timeout $((duration + 60)) python3 bench/drill_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
+timeout $((duration + 60)) python3 drills/drill_client.py load --port "$port" --pos-key "$BENCH_POS_KEY" \
   --barista-key "$BENCH_BARISTA_KEY" --journal "$out/journal.jsonl" --outcomes "$out/outcomes.jsonl" \
   --threads "$threads" --duration "$duration" --retry-pause 0.1 --run-id "pgdrill-$stamp" > "$out/client.txt" 2>&1 &
 CLIENT_PID=$!

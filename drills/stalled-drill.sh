@@ -16,7 +16,7 @@
 # the attacker itself is busy sending its round of trickled bytes (reported), which says more about the
 # machine than about the server (docs/reliability.md). Without 2 cores or taskset, the drill runs shared.
 #
-# Usage: bench/stalled-drill.sh [-n STALLED] [-d SECONDS] [-r RATE] [-t READ_TIMEOUT] [-p | -s]
+# Usage: drills/stalled-drill.sh [-n STALLED] [-d SECONDS] [-r RATE] [-t READ_TIMEOUT] [-p | -s]
 #   defaults: -n 3000 -d 60 -r 50 -t 10 (the default CREMA_HTTP_READ_TIMEOUT). Environment: CREMA_BIN (default
 #   .build-release/release/crema), BENCH_PORT (default 18093). Needs postgresql-15, curl, python3.
 #   Outputs: bench/results/stalled-drill-<time>/. Loopback only; bounded by -n and -d.
@@ -100,7 +100,7 @@ per_s() { python3 -c "print(f'{($2 - $1) / ($4 - $3) * 1000:.0f}')"; }  # per_s 
 log "quiet: GET /health/live and GET /v1/orders/{id}, ${rate}/s for ${duration}s"
 q0=$(date +%s.%N)
 serve_q0=$(cpu_s "$SERVE_PID")
-python3 bench/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
+python3 drills/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
   --duration "$duration" --out "$out/quiet.jsonl" > "$out/quiet.json"
 q1=$(date +%s.%N)
 serve_q1=$(cpu_s "$SERVE_PID")
@@ -111,7 +111,7 @@ log "attack: $stalled stalled connections (half silent, half trickling a byte a 
 a0=$(date +%s.%N)
 # The server draws each connection's deadline between 90 % and 100 % of the read timeout (ConnectionLimits
 # .readTimeoutSpread), so a close from 0.9 x the timeout on is the server's.
-${ATTACKER[@]+"${ATTACKER[@]}"} python3 bench/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
+${ATTACKER[@]+"${ATTACKER[@]}"} python3 drills/stalled_drill.py stall --port "$port" --count "$stalled" --duration $((duration + 15)) \
   --deadline "$(python3 -c "print($read_timeout * 0.9)")" \
   --out "$out/stalled.jsonl" --rounds "$out/trickle-rounds.jsonl" > "$out/stalled.json" &
 STALL_PID=$!
@@ -119,7 +119,7 @@ sleep 5  # the ramp; the stream starts with the attack at full strength
 # How many of the open connections hold no task yet (the gauge is absent, so 0, before e8c8a74).
 open_at_strength=$(metric crema_http_connections_open) awaiting_at_strength=$(metric crema_http_connections_awaiting_first_request)
 s0=$(date +%s.%N) serve_a0=$(cpu_s "$SERVE_PID") stall_a0=$(cpu_s "$STALL_PID")
-python3 bench/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
+python3 drills/stalled_drill.py stream --port "$port" --key "$BENCH_POS_KEY" --order "$order" --rate "$rate" \
   --duration "$duration" --out "$out/attack.jsonl" > "$out/attack.json"
 s1=$(date +%s.%N) serve_a1=$(cpu_s "$SERVE_PID") stall_a1=$(cpu_s "$STALL_PID")
 wait "$STALL_PID"
@@ -130,7 +130,7 @@ sleep 1
 timed_out_after=$(metric 'crema_http_connections_timed_out_total{phase="request"}')
 log "attack stream: $(cat "$out/attack.json"); RSS peak $(rss_between "$a0" "$a1") MB"
 # Where the slowest requests fell: in the attacker's once-a-second round of trickled bytes, or elsewhere.
-log "attack stream's slowest 1 %: $(python3 bench/stalled_drill.py tail --requests "$out/attack.jsonl" --rounds "$out/trickle-rounds.jsonl")"
+log "attack stream's slowest 1 %: $(python3 drills/stalled_drill.py tail --requests "$out/attack.jsonl" --rounds "$out/trickle-rounds.jsonl")"
 log "CPU while the stream ran under attack: crema serve $(per_s "$serve_a0" "$serve_a1" "$s0" "$s1") ms/s, the attacker $(per_s "$stall_a0" "$stall_a1" "$s0" "$s1") ms/s"
 log "stalled: $(cat "$out/stalled.json")"
 log "server at full strength: $open_at_strength connections open, $awaiting_at_strength awaiting their first request"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The two sides of bench/stalled-drill.sh, Python standard library only, 127.0.0.1 only.
+"""The two sides of drills/stalled-drill.sh, Python standard library only, 127.0.0.1 only.
 
   stream  a steady stream of real requests (GET /health/live and GET /v1/orders/{id}, alternating) at a fixed
           rate on one keep-alive connection; latency is measured from each request's scheduled start, so a
