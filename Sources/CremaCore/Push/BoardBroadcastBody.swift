@@ -4,7 +4,7 @@ public import Foundation
 
 /// The body of one broadcast on a store's channel: a Live Activity `update` carrying the board (a broadcast cannot
 /// start an activity). Kept within the device push cap of 4096 bytes, under the broadcast route's 5120, because
-/// ActivityKit itself caps an activity's data at 4 KB (docs/apns-reference.md, open question 4).
+/// ActivityKit itself caps an activity's data at 4 KB (docs/apns.md §9.4).
 public enum BoardBroadcastBody {
     typealias Payload = APNsPayload.LiveActivity<StoreBoardAttributes.ContentState, StoreBoardAttributes>
 
