@@ -33,10 +33,21 @@ enum ProcessRunner {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         for fd in openDescriptors() where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
 
+        // crema ignores SIGPIPE (a closed log pipe must not kill it); an ignored signal stays ignored across exec, so the
+        // tools get the default back.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw SpawnFailed(executable: executable, errno: spawned) }
 
         let child = pid

@@ -19,6 +19,10 @@ struct Crema: AsyncParsableCommand {
     /// ArgumentParser's own `main`, except that a `StartupError` is one line on standard error and its own exit
     /// status (78 for configuration), never a usage dump or a backtrace.
     static func main() async {
+        // A closed log pipe (`scripts/run | tee log`, then Ctrl-C, which ends tee too) must not stop crema before it
+        // stops its private cluster: a write to it fails with EPIPE and is dropped (`say`). SwiftNIO ignores SIGPIPE too,
+        // but only once it opens its first socket; this holds from the first line.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -27,7 +31,7 @@ struct Crema: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as StartupError {
-            FileHandle.standardError.write(Data("crema: \(error.message)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("crema: \(error.message)\n".utf8))
             Foundation.exit(error.exitCode)
         } catch {
             exit(withError: error)

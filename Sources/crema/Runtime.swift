@@ -84,5 +84,6 @@ struct DatabaseChoice {
 /// Writes a line to standard output at once: `print` is block-buffered when stdout is a file or pipe, and
 /// start-up lines (keys, URL) must reach a log before the server runs for hours.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    // A reader that went away (a closed pipe) loses the line; it must not stop crema (FileHandle.write(_:) traps).
+    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
 }

@@ -1,3 +1,4 @@
+import CremaTestSupport
 import Foundation
 import Testing
 
@@ -50,5 +51,49 @@ import Testing
         #expect(leftRunning)
         #expect(!stillRunning, "the next serve's Ctrl-C stops the cluster it found left running")
         #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("serve.pid").path))
+    }
+
+    /// `scripts/run 2>&1 | tee log`, then Ctrl-C: the terminal's SIGINT ends `tee` too, and crema's shutdown lines then
+    /// go to a pipe nobody reads. They must be lost, not crema: it still stops the cluster it started. (It did not:
+    /// "Stopping the private PostgreSQL cluster…" trapped in FileHandle.write on EPIPE, and the cluster stayed up.)
+    @Test("Ctrl-C stops the private cluster even when the reader of crema's output is gone")
+    func ctrlCStopsThePrivateClusterEvenWhenTheReaderOfCremasOutputIsGone() async throws {
+        let data = Self.folder()
+        let process = Process()
+        // Started as a shell starts it, with SIGPIPE's default action (kill): this test process ignores SIGPIPE, and an
+        // ignored signal would stay ignored in the child, hiding what a terminal's `| tee` does.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["--default-signal=PIPE", Binaries.crema.path, "serve", "--port", "0"]
+        process.environment = Self.environment(data).merging(["LOG_LEVEL": "info"]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let exited = TestEvent()
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        let reader = output.fileHandleForReading
+        // Reads until crema listens, then closes the only read end, as tee does when Ctrl-C ends it.
+        let listened: Bool = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var text = ""
+                while !text.contains("Crema is listening on") {
+                    let data = reader.availableData
+                    if data.isEmpty { break }
+                    text += String(decoding: data, as: UTF8.self)
+                }
+                try? reader.close()
+                continuation.resume(returning: text.contains("Crema is listening on"))
+            }
+        }
+        try? output.fileHandleForWriting.close()
+        process.interrupt()
+        await exited.wait()
+        let clusterRuns = try await Self.clusterRuns(data)
+        await Self.stopCluster(data)
+        #expect(listened)
+        #expect(process.terminationReason == .exit, "crema was killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 0)
+        #expect(!clusterRuns, "the private cluster must stop with crema")
     }
 }
