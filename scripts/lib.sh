@@ -1,5 +1,9 @@
 # Shared by scripts/run and scripts/test.
 
+# The products scripts/run builds: every binary the README and the tutorials use. scripts/docs-test puts only these
+# on the tutorials' PATH, so a walk that needs a binary scripts/run does not build fails the docs-test.
+RUN_PRODUCTS=(crema barista)
+
 # Installs libpq-dev, postgresql and pkg-config with apt when any is missing (as root, or with sudo).
 ensure_system_packages() {
   local missing=()
