@@ -124,12 +124,16 @@ extension Crema {
                     do { try await keyring.reload() } catch { logger.warning("could not reload APNs keys", metadata: ["error": "\(error)"]) }
                 }
             }
+            // What the listening line needs, fixed before the server starts (the closure runs on another task).
+            let boardKeys = cluster != nil && configuration.apiKeys.isEmpty ? keys : nil
+            let demoStore = cluster != nil
             let urlFile = apns.simulatorURLFile(dataDirectory: configuration.embeddedDirectory, privateDatabase: cluster != nil)
             let app = CremaApplication.build(
                 dependencies, host: host, port: configuration.port, logger: logger, limits: configuration.connectionLimits
             ) { port in
                 // Published before the line, so whoever waits for the line finds the file.
                 urlFile?.publish()
+                say(Self.boardLine(host: host, port: port, demoStore: demoStore, generatedKeys: boardKeys))
                 say("Crema is listening on http://\(host):\(port) (Ctrl-C to stop)")
             }
             do {
@@ -163,6 +167,15 @@ extension Crema {
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             try handle.write(contentsOf: Data((keys.environmentValue + "\n").utf8))
             return keys
+        }
+
+        /// Where the board page is. A key Crema generated itself goes in the fragment (never sent to a server, dropped
+        /// from the address bar by the page); a configured key is a secret and is never printed.
+        static func boardLine(host: String, port: Int, demoStore: Bool, generatedKeys: APIKeys?) -> String {
+            let page = "http://\(host):\(port)/"
+            guard demoStore else { return "The board page: \(page)?store=<store> (it asks for a dashboard key)" }
+            let key = generatedKeys?.key(for: .dashboard).map { "#key=\($0)" } ?? ""
+            return "The demo store's board (open it in a browser; ?store= picks another store): \(page)?store=demo\(key)"
         }
 
         /// The demo store the README's walk-through uses.
