@@ -4,7 +4,8 @@ public import CremaCore
 /// Every error the API answers with: a stable `code`, an HTTP status, a sentence and structured details,
 /// sent as `{"error":{"code","message","details"}}`.
 public enum APIError: Error, Sendable, Equatable {
-    case malformedJSON
+    /// The body is not JSON; where it stopped being JSON when that can be said (JSONSyntaxScanner).
+    case malformedJSON(JSONSyntaxError?)
     case invalidField(field: String, reason: String)
     case missingIdempotencyKey
     case unauthorized
@@ -162,7 +163,8 @@ public enum APIError: Error, Sendable, Equatable {
 
     public var message: String {
         switch self {
-        case .malformedJSON: "The request body is not valid JSON."
+        case .malformedJSON(let error?): "The request body is not valid JSON: \(error.sentence)."
+        case .malformedJSON(nil): "The request body is not valid JSON."
         case .invalidField(let field, let reason): "Field '\(field)' \(reason)."
         case .missingIdempotencyKey: "Every POST needs an Idempotency-Key header (1–255 printable ASCII characters)."
         case .unauthorized: "Send a valid API key as 'Authorization: Bearer <key>'."
@@ -231,6 +233,11 @@ public enum APIError: Error, Sendable, Equatable {
     public var details: JSONValue {
         switch self {
         case .invalidField(let field, let reason): ["field": .string(field), "reason": .string(reason)]
+        case .malformedJSON(let error?):
+            [
+                "line": .number(Double(error.line)), "column": .number(Double(error.column)), "offset": .number(Double(error.offset)),
+                "expected": .string(error.expected),
+            ]
         case .forbidden(let role, let allowed):
             ["role": .string(role.rawValue), "allowed_roles": .array(allowed.sorted().map { .string($0.rawValue) })]
         case .unknownStore(let id), .storeNotPermitted(let id): ["store_id": .string(id)]

@@ -47,10 +47,10 @@ public enum WireCoding {
             if context.codingPath.isEmpty { throw .invalidField(field: "body", reason: "must be a JSON object") }
             throw .invalidField(field: path(context.codingPath), reason: "must be \(describe(expected))")
         } catch let DecodingError.dataCorrupted(context) {
-            if context.codingPath.isEmpty { throw .malformedJSON }
+            if context.codingPath.isEmpty { throw .malformedJSON(JSONSyntaxScanner.firstError(in: data)) }
             throw .invalidField(field: path(context.codingPath), reason: context.debugDescription)
         } catch {
-            throw .malformedJSON
+            throw .malformedJSON(JSONSyntaxScanner.firstError(in: data))
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// whether Hummingbird or the connection pipeline writes it.
 @Suite struct APIErrorStatusTests {
     static let errors: [APIError] = [
-        .malformedJSON, .invalidField(field: "eta", reason: "is required"), .missingIdempotencyKey, .unauthorized,
+        .malformedJSON(nil), .invalidField(field: "eta", reason: "is required"), .missingIdempotencyKey, .unauthorized,
         .forbidden(role: .app, allowed: [.pos]), .notFound, .methodNotAllowed(allowed: ["GET"]), .unknownOrder, .unknownStore("x"),
         .unknownToken, .order(.versionConflict(expected: 1, actual: 2, state: .queued)), .order(.invalidValue(field: "f", reason: "r")),
         .idempotencyMismatch, .payloadTooLarge(limit: 1024), .databaseUnavailable, .internalError,

@@ -82,6 +82,7 @@ struct APIResponse {
     var text: String
     var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
     var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    var errorMessage: String? { (json["error"] as? [String: Any])?["message"] as? String }
     var errorDetails: [String: Any] { ((json["error"] as? [String: Any])?["details"] as? [String: Any]) ?? [:] }
 }
 

@@ -42,6 +42,11 @@ import Testing
             #expect(missingKey.status == .badRequest && missingKey.errorCode == "missing_idempotency_key")
             let malformed = try await api.post("/v1/orders", as: .pos, #"{"store_id": "#)
             #expect(malformed.status == .badRequest && malformed.errorCode == "malformed_json")
+            #expect(malformed.errorDetails["line"] as? Int == 1 && malformed.errorDetails["column"] as? Int == 14)
+            let twoLines = try await api.post("/v1/orders", as: .pos, "{\n  \"store_id\": \"x\",\n  \"pos_ref\" \"T\"\n}")
+            #expect(twoLines.errorDetails["line"] as? Int == 3 && twoLines.errorDetails["column"] as? Int == 13)
+            #expect(twoLines.errorDetails["expected"] as? String == "':'")
+            #expect(twoLines.errorMessage == "The request body is not valid JSON: expected ':' at line 3, column 13 (byte 33).")
             let wrongType = try await api.post(
                 "/v1/orders", as: .pos, APIClient.orderBody().replacingOccurrences(of: #""quantity":1"#, with: #""quantity":"one""#))
             #expect(wrongType.status == .badRequest && wrongType.errorCode == "invalid_field")
