@@ -6,6 +6,8 @@ struct Barista: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "barista",
         abstract: "See the order queue and move orders on, from the terminal next to the espresso machine.",
+        // Indented lines are kept under 80 columns with their own line breaks: ArgumentParser wraps a long line at
+        // column 0, which tore the indented blocks apart (issue #48).
         discussion: """
             <order> is the number on the cup (42 or #42, within the store) or the order's full id.
 
@@ -16,17 +18,17 @@ struct Barista: AsyncParsableCommand {
 
             CONFIGURATION (flags > environment > config file > default)
               server  --server   CREMA_SERVER        default http://127.0.0.1:8080
-              key                CREMA_BARISTA_KEY   the barista key crema prints (required)
+              key                CREMA_BARISTA_KEY   the barista key (required)
               store   --store    CREMA_STORE         needed for 'queue' and order numbers
               name    --name     CREMA_BARISTA_NAME  who 'start' records; default $USER
-              The config file is $BARISTA_CONFIG, else $XDG_CONFIG_HOME/barista/config, else \
-            ~/.config/barista/config, with 'key = value' lines (server, key, store, name) and # comments. \
-            'barista config' prints the effective settings.
+              The config file is $BARISTA_CONFIG, else $XDG_CONFIG_HOME/barista/config,
+              else ~/.config/barista/config, with 'key = value' lines (server, key,
+              store, name) and # comments. 'barista config' prints the effective settings.
 
             OUTPUT
-              Tables on a terminal (colored unless NO_COLOR is set), plain text when piped, --json for \
-            scripts (one JSON object per line; errors also as {"error":{…}} on stdout). Errors are one \
-            line on stderr.
+              Tables on a terminal (colored unless NO_COLOR is set), plain text when
+              piped, --json for scripts (one JSON object per line; errors also as
+              {"error":{…}} on stdout). Errors are one line on stderr.
 
             EXIT CODES
             \(ExitStatus.helpTable)

@@ -10,6 +10,8 @@ struct BaristaError: Error, Sendable, CustomStringConvertible {
     var code: String?
     /// What the order looks like now, when a change was refused (for `--json`).
     var current: OrderResponse?
+    /// The connection was refused, so the request never left: retrying at once would only be refused again.
+    var nothingSent = false
 
     init(_ status: ExitStatus, _ message: String, code: String? = nil, current: OrderResponse? = nil) {
         self.status = status

@@ -19,6 +19,8 @@ struct CremaClient: Sendable {
     ) async throws -> T {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(3), read: .seconds(15))
+        // A refused port is an answer: say so at once instead of retrying the connection until the connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.redirectConfiguration = .disallow
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let client = CremaClient(server: server, key: key, http: http)
@@ -81,7 +83,7 @@ struct CremaClient: Sendable {
             do {
                 return try decode(OrderResponse.self, from: try await send(.POST, "/v1/orders/\(escape(orderID))/events", body: data,
                     headers: ["Idempotency-Key": idempotencyKey]))
-            } catch let error as BaristaError where error.status == .unavailable && attempt < 3 {
+            } catch let error as BaristaError where error.status == .unavailable && !error.nothingSent && attempt < 3 {
                 try await Task.sleep(for: .milliseconds(500 * attempt))
             } catch let failure as APIFailure where failure.httpStatus == 503 && attempt < 3 {
                 try await Task.sleep(for: .milliseconds(500 * attempt))
@@ -110,9 +112,11 @@ struct CremaClient: Sendable {
             response = try await http.execute(request, timeout: .seconds(20))
             bytes = try await response.body.collect(upTo: 8 << 20)
         } catch {
-            throw BaristaError(
-                .unavailable,
-                "Cannot reach Crema at \(server) (\(Self.reason(error))): check --server or CREMA_SERVER, and that crema serve is running.")
+            let reason = Self.reason(error)
+            var failure = BaristaError(
+                .unavailable, "Cannot reach Crema at \(server) (\(reason)): check --server or CREMA_SERVER, and that crema serve is running.")
+            failure.nothingSent = reason == Self.refused
+            throw failure
         }
         let data = Data(bytes.readableBytesView)
         let status = Int(response.status.code)
@@ -135,10 +139,12 @@ struct CremaClient: Sendable {
         component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?&=#+"))) ?? component
     }
 
+    private static let refused = "connection refused"
+
     /// A short reason for a transport failure ("connection refused", "timed out").
     private static func reason(_ error: any Error) -> String {
         let text = String(describing: error)
-        if text.localizedCaseInsensitiveContains("refused") { return "connection refused" }
+        if text.localizedCaseInsensitiveContains("refused") { return refused }
         if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("timed out") { return "timed out" }
         if text.localizedCaseInsensitiveContains("resolve") || text.localizedCaseInsensitiveContains("lookup") { return "unknown host" }
         return text.count > 80 ? String(text.prefix(80)) + "…" : text

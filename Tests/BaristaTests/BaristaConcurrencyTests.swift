@@ -87,6 +87,12 @@ struct BaristaConcurrencyTests {
         #expect(help.status == 0)
         for code in [0, 1, 64, 65, 66, 69, 75, 76, 77, 78] { #expect(help.stdout.contains("\n  \(code) "), "exit code \(code)") }
         #expect(help.stdout.contains("CREMA_BARISTA_KEY") && help.stdout.contains("CREMA_SERVER") && help.stdout.contains("CREMA_STORE"))
+        // The indented blocks stay indented: a wrapped line at column 0 would read as a heading.
+        let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let blocks = try #require(lines.firstIndex { $0.hasPrefix("CONFIGURATION") }).advanced(by: 1)..<(try #require(lines.firstIndex(of: "EXIT CODES")))
+        for line in lines[blocks] where !line.isEmpty && line != "OUTPUT" {
+            #expect(line.hasPrefix("  "), "a help line lost its indentation: \(line)")
+        }
         for shell in ["bash", "zsh", "fish"] {
             let script = try await Crema.run(Binaries.barista, ["--generate-completion-script", shell], environment: [:])
             #expect(script.status == 0)
