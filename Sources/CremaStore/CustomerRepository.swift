@@ -41,9 +41,9 @@ public struct CustomerRepository: Repository {
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)
-                      AND (state IN ('queued', 'preparing', 'ready') OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
+                      AND (state IN \(unescaped: OpenOrderSQL.states) OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
                     -- Open orders first, so the cap can only ever drop finished ones.
-                    ORDER BY state IN ('queued', 'preparing', 'ready') DESC, placed_at DESC, order_id DESC
+                    ORDER BY state IN \(unescaped: OpenOrderSQL.states) DESC, placed_at DESC, order_id DESC
                     LIMIT \(Self.listLimit)
                     """
                 ).map(Self.customerOrder(from:))
