@@ -18,7 +18,7 @@ import Testing
     ]
     static let texts: [String] = ["", "Oat latte", "1/2 shot", "\"", "\\", "\u{1}", "抹茶ラテ", "e\u{301}", "\u{2028}"]
     static let numbers: [Double] = [
-        0, -0.0, 1, -1, 2.5, 0.1, 1e15, 1e15 - 1, 1e15 + 0.5, -1e15, 1e16, 9_007_199_254_740_993, 5e-324, 1e300, 123_456.789, 1e-7, 99,
+        0, -0.0, 1, -1, 2.5, 0.1, 1e15, 1e15 - 1, 1e15 + 0.5, -1e15, 1e16, 9_007_199_254_740_992, .leastNonzeroMagnitude, 1e300, 123_456.789, 1e-7, 99,
     ]
 
     /// A value of up to `depth` levels of containers, drawn from a fixed seed so every run sees the same cases.
