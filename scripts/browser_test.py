@@ -109,9 +109,9 @@ async def main():
 
     # A busy morning: one order followed through (with a customer's phone registered, so there are deliveries), one
     # late, one delayed with a reason, one being made late, one ready, more to be picked up and one canceled.
+    api("PUT", "/v1/customers/c-browser/tokens/alert/" + "8f2a61c0" * 8, "app", {"environment": "production"})
     oid = place("Ana", [{"name": "Oat latte", "size": "grande", "quantity": 1, "modifiers": ["oat milk", "extra shot"]},
                         {"name": "Almond croissant", "quantity": 2}], 6, locale="es", customer_ref="c-browser")
-    api("PUT", "/v1/customers/c-browser/tokens/alert/" + "8f2a61c0" * 8, "app", {"environment": "production"})
     api("PUT", f"/v1/orders/{oid}/live-activity-token", "app", {"token": "5c0e7d2a" * 12, "environment": "sandbox"})
     late = place("Ben", [{"name": "Flat white", "quantity": 1}], -3)
     delayed = place("Chloé", [{"name": "Cappuccino", "size": "tall", "quantity": 1, "modifiers": ["cinnamon"]}], 4, locale="fr")
@@ -208,7 +208,11 @@ async def main():
                         "the pickup board to show the broadcast's title")
         broadcast = await page.text("#broadcast")
         assert "null" not in broadcast and "channel" not in broadcast, f"the broadcast line speaks jargon: {broadcast!r}"
+        # The whole sheet in one picture: the viewport as tall as the sheet for a moment.
+        height = await page.eval('Math.ceil(document.querySelector("#details .sheet").getBoundingClientRect().height) + 60')
+        await page.send("Emulation.setDeviceMetricsOverride", width=1600, height=max(900, height), deviceScaleFactor=1, mobile=False)
         shot = await page.screenshot("board-previews.png")
+        await page.send("Emulation.setDeviceMetricsOverride", width=1600, height=900, deviceScaleFactor=1, mobile=False)
         if os.environ.get("UPDATE_DOCS"):
             shutil.copy(shot, "docs/dashboard.png")
         await page.eval('document.querySelector("#details .close").click()')
