@@ -78,6 +78,9 @@ class Page:
         return await self.eval(f'document.querySelector({json.dumps(selector)})?.textContent ?? null')
 
     async def open_board(self, store, key):
+        # A new document each time (the same address with another fragment would not load the page again).
+        await self.send("Page.navigate", url="about:blank")
+        await self.wait('location.href === "about:blank"', "a blank page")
         await self.send("Page.navigate", url=f"{BASE}/?store={store}#key={key}")
         # A new document: the old one's state attribute is gone once the navigation committed.
         await self.wait(f'location.search === "?store={store}" && document.body?.dataset.boardState !== undefined', "the page to load")
@@ -243,13 +246,30 @@ async def main():
             shutil.copy(dark, "docs/board-dark.png")
         await page.send("Emulation.setEmulatedMedia", features=[])
 
+        # A failure that may pass (here the network refusing the ticket request) is retried, not a reason to stop.
+        await page.send("Network.enable")
+        await page.send("Network.setBlockedURLs", urls=["*/v1/stream/tickets*"])
+        await page.open_board(STORE, KEYS["dashboard"])
+        await page.wait('document.body.dataset.boardState === "reconnecting"', "the page to say it retries")
+        assert await page.visible("#board") and not await page.visible("#login"), "a network failure must not close the board"
+        await page.send("Network.setBlockedURLs", urls=[])
+        await page.wait('document.body.dataset.boardState === "live"', "the retry to open the board")
+        await page.wait(f'document.querySelector(\'{card(oid, "ready")}\') !== null', "the board after the retry")
+        await page.send("Network.disable")
+
         # An unknown store and a refused key: said plainly, and no retry loop.
         await check_stopped(page, "no-such-store", KEYS["dashboard"], "There is no store “no-such-store” here.")
         await check_stopped(page, STORE, "not-a-key", "This key was refused.")
         await page.screenshot("board-refused.png")
+        # The right key pasted into the same tab changes only the fragment: the page opens again without a reload.
+        await page.eval(f'location.hash = "#key={KEYS["dashboard"]}"')
+        await page.wait('document.body.dataset.boardState === "live"', "the board to open with the right key")
+        await page.wait(f'document.querySelector(\'{card(oid, "ready")}\') !== null', "the board with the right key")
+        assert not await page.visible("#login") and not await page.visible("#notice"), "the refusal must go with the right key"
+        assert await page.eval('location.hash') == ""
     print("browser test passed: the cards show waiting time, ETA, items, barista and pickup point, late and delayed orders "
           "stand out, finished columns stay compact, the details show history, deliveries and previews, the pickup board "
-          "its broadcast, and an unknown store or refused key stops the page")
+          "its broadcast, a network failure is retried, and an unknown store or refused key stops the page")
 
 
 asyncio.run(main())
