@@ -80,17 +80,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// one, the flight is one implicit transaction, so a failure undoes the statements before it too.
     @discardableResult
     public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
-        for query in queries {
-            // A kept statement's text was checked once, when it was made; a text built per call is checked at each.
-            let textHasNUL = query.statement.map(\.containsNUL) ?? Self.containsNUL(query.sql)
-            if textHasNUL || query.binds.contains(where: { $0.map(Self.containsNUL) == true }) {
-                throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
-            }
-            // The protocol counts parameters in 16 bits; libpq would refuse the statement halfway through a flight.
-            if query.binds.count > Int(UInt16.max) {
-                throw PostgresError(.invalidParameter, detail: "a statement has more than 65535 parameters")
-            }
-        }
+        for query in queries { try Self.check(query) }
         let results = try await fly(.pipeline, answers: queries.count) { handle, flight throws(PostgresError) in
             try self.sendPipeline(queries, on: handle, into: &flight)
         }
@@ -170,13 +160,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     public func isUsable() async -> Bool {
         lock.withLock {
             guard let handle, flight == nil else { return false }
-            // A terminated backend sends a FATAL message and then closes: keep reading while the socket is
-            // readable, so the end-of-file behind the message is seen too (it marks the connection bad).
-            var reads = 0
-            while reads < 4, PQstatus(handle) == CONNECTION_OK, Self.isReadable(PQsocket(handle)) {
-                if PQconsumeInput(handle) == 0 { break }
-                reads += 1
-            }
+            readWaiting(handle)
             return sessionConfigured && !refusedWritesSinceReset && !unwantedSinceReset && registration != 0 && PQstatus(handle) == CONNECTION_OK
                 && PQtransactionStatus(handle) == PQTRANS_IDLE
         }
@@ -218,16 +202,16 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         guard let detached else { throw PostgresError(.closed) }
         // Nobody else touches the handle while it is off the loop and leased to this caller.
         let resetting = UnsafeHandle(pointer: detached)
-        let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
+        let failure: PostgresError? = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let result = Self.reset(resetting)
+                let failure = Self.reset(resetting)
                 // On this thread: a `PQcancel` in progress may hold the lock through a connect timeout.
                 self.replaceCancelHandle(for: resetting)
-                continuation.resume(returning: result)
+                continuation.resume(returning: failure)
             }
         }
         let pointer = detached
-        try result.get()
+        if let failure { throw failure }
         lock.withLock {
             guard self.handle == pointer else { return }
             attach(pointer)
@@ -235,26 +219,11 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
     }
 
-    /// A handle passed to the blocking reset on another thread, while no one else uses it.
-    private struct UnsafeHandle: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
     private func replaceCancelHandle(for handle: UnsafeHandle) {
         cancelLock.withLock {
             if let cancelHandle { PQfreeCancel(cancelHandle) }
             cancelHandle = PQgetCancel(handle.pointer)
         }
-    }
-
-    /// `PQreset` and the session set-up, blocking (off the cooperative pool only).
-    private static func reset(_ handle: UnsafeHandle) -> Result<Void, PostgresError> {
-        let handle = handle.pointer
-        PQsetnonblocking(handle, 0)
-        PQreset(handle)
-        guard PQstatus(handle) == CONNECTION_OK else { return .failure(PostgresError(.connectionFailed, detail: message(handle))) }
-        if let failure = configureSession(handle) { return .failure(failure) }
-        return .success(())
     }
 
     /// Closes the connection; later calls fail with `closed`.
@@ -338,7 +307,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             name = fresh
         }
         let binds = query.binds
-        let sent = withOptionalCStrings(binds) { values in
+        let sent = PostgresCStrings.withOptional(binds) { values in
             if let name {
                 return PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
             }
@@ -462,91 +431,4 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
             }
         }
     }
-
-    // MARK: - Opening (blocking: off the cooperative pool only)
-
-    /// Opens a libpq connection (blocking: call it off the cooperative pool) with Crema's connection
-    /// defaults. Keywords before `dbname` are defaults that the conninfo's own values override. The connect
-    /// timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished. The result may
-    /// be NULL (out of memory) or a handle whose `PQstatus` is bad; the caller frees it.
-    static func connectHandle(_ conninfo: String, applicationName: String = "crema") -> OpaquePointer? {
-        var keywords = ["fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]
-        var values = [applicationName, "1", "30", "10", "3"]
-        if getenv("PGCONNECT_TIMEOUT") == nil {
-            keywords.append("connect_timeout")
-            values.append("5")
-        }
-        keywords.append("dbname")
-        values.append(conninfo)
-        return withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
-    }
-
-    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
-        let handle = connectHandle(conninfo)
-        guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let failure = PostgresConnectFailure(handle: handle, conninfo: conninfo)
-            PQfinish(handle)
-            return .failure(PostgresError(.connectionFailed, detail: failure.reason, connect: failure))
-        }
-        if let failure = configureSession(handle) {
-            PQfinish(handle)
-            return .failure(failure)
-        }
-        return .success(handle)
-    }
-
-    /// No statement runs longer, and no lock is waited for longer, than this: a stuck query frees its slot.
-    /// Migrations lift the statement limit for their own transaction.
-    static let statementTimeoutSeconds = 30
-    static let lockTimeoutSeconds = 10
-
-    /// Fixes the session settings that text decoding relies on, and the time limits above (blocking, at open).
-    private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
-        let result = PQexec(
-            handle,
-            "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning; "
-                + "SET statement_timeout TO '\(statementTimeoutSeconds)s'; SET lock_timeout TO '\(lockTimeoutSeconds)s'; "
-                + "SET idle_in_transaction_session_timeout TO '60s'")
-        guard let result else { return PostgresError(.connectionFailed, detail: message(handle)) }
-        defer { PQclear(result) }
-        return PostgresResult.succeeded(result) ? nil : PostgresResult.error(result, connectionOK: PQstatus(handle) == CONNECTION_OK)
-    }
-
-    /// libpq takes C strings, so a NUL would cut a statement or value short; checked over the contiguous bytes with
-    /// libc's `memchr`, which reads them a vector at a time (a byte loop was most of `pipeline`'s own cost: every
-    /// event binds a few kilobytes of JSON).
-    static func containsNUL(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, 0, bytes.count) != nil
-        }
-    }
-
-    private static func sendFailure(_ handle: OpaquePointer) -> PostgresError {
-        PostgresError(.connectionFailed, detail: message(handle))
-    }
-
-    /// Whether the socket has data (or end-of-file) waiting, without blocking.
-    private static func isReadable(_ socket: Int32) -> Bool {
-        guard socket >= 0 else { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, 0) > 0
-    }
-
-    static func message(_ handle: OpaquePointer) -> String {
-        PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-    }
-}
-
-/// Calls `body` with a NULL-terminated-free array of C strings that live for the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    withOptionalCStrings(strings.map(Optional.some), { body($0 + [nil]) })
-}
-
-private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    let owned = strings.map { $0.flatMap { strdup($0) } }
-    defer { owned.forEach { free($0) } }
-    return body(owned.map { $0.map { UnsafePointer($0) } })
 }
