@@ -10,33 +10,22 @@ public import Logging
 /// ``PostgresStatement`` is known by its identity, any other statement by its text.
 /// Only opening and resetting a connection block, on a dispatch queue of their own, never on Swift's
 /// cooperative pool. Task cancellation sends a cancel request to the server (`PQcancel`).
+///
+/// The rules (when a flight may go out, how each statement is sent, what each result is for, when the next lease
+/// reconnects) are ``PostgresConnectionStateMachine``'s; this class performs what it answers with libpq.
 public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Handler {
-    // Everything below is guarded by `lock`, except `cancelHandle` (guarded by `cancelLock`; libpq allows
-    // `PQcancel` from any thread).
-    private let lock = NSLock()
-    private var handle: OpaquePointer?
+    typealias Machine = PostgresConnectionStateMachine
+    // Guarded by `lock`: the machine, the handle, socket and registration it speaks for, and the flight's caller.
+    // `cancelHandle` is guarded by `cancelLock` (libpq allows `PQcancel` from any thread). Only the files
+    // PostgresConnection*.swift touch them.
+    let lock = NSLock()
+    var machine = Machine(preparedLimit: preparedLimit, preparedMaxLength: preparedMaxLength)
+    var handle: OpaquePointer?
     private var socket: Int32 = -1
     private var registration: UInt64 = 0
-    private var flight: PostgresFlight?
-    /// False after a reconnect whose session set-up failed, or after a send failed midway: the next lease
-    /// reconnects.
-    private var sessionConfigured = true
-    /// A cancel went out since the last reset: the reset at the next lease is routine, not a broken connection.
-    private var cancelledSinceReset = false
-    /// Set by a caller whose server is not the kind it wants (`reconnectAtNextLease`).
-    private var unwantedSinceReset = false
-    /// The server refused a write as read-only (25006) since the last reset: after a failover this is the old
-    /// primary, now a standby, so the next lease reconnects, and a multi-host conninfo with
-    /// `target_session_attrs=read-write` finds the new primary.
-    private var refusedWritesSinceReset = false
-    /// `BEGIN …` to send ahead of the next flight (``begin(_:)``), so opening a transaction costs no round trip.
-    private var pendingBegin: PostgresStatement?
-    /// A kept statement's identity, or a statement's text → the name it is prepared under on this connection.
-    private var prepared: [PostgresPreparedKey: String] = [:]
-    private var preparedSerial = 0
-    private var flights = 0
-    private var cancelHandle: OpaquePointer?
-    private let cancelLock = NSLock()
+    private var caller: PostgresFlightCaller?
+    var cancelHandle: OpaquePointer?
+    let cancelLock = NSLock()
     private let logger: Logger
     private let loop: PostgresEventLoop
 
@@ -80,19 +69,9 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// one, the flight is one implicit transaction, so a failure undoes the statements before it too.
     @discardableResult
     public func pipeline(_ queries: [PostgresQuery]) async throws(PostgresError) -> [[PostgresRow]] {
-        for query in queries {
-            // A kept statement's text was checked once, when it was made; a text built per call is checked at each.
-            let textHasNUL = query.statement.map(\.containsNUL) ?? Self.containsNUL(query.sql)
-            if textHasNUL || query.binds.contains(where: { $0.map(Self.containsNUL) == true }) {
-                throw PostgresError(.invalidParameter, detail: "a statement or value contains a NUL character")
-            }
-            // The protocol counts parameters in 16 bits; libpq would refuse the statement halfway through a flight.
-            if query.binds.count > Int(UInt16.max) {
-                throw PostgresError(.invalidParameter, detail: "a statement has more than 65535 parameters")
-            }
-        }
-        let results = try await fly(.pipeline, answers: queries.count) { handle, flight throws(PostgresError) in
-            try self.sendPipeline(queries, on: handle, into: &flight)
+        for query in queries { try Self.check(query) }
+        let results = try await fly(.pipeline, answers: queries.count) { handle, begin throws(PostgresError) in
+            try self.sendPipeline(queries, after: begin, on: handle)
         }
         return results.map { result in
             guard let result else { return [] }
@@ -105,205 +84,41 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// Never pass values here.
     public func simpleQuery(_ sql: String) async throws(PostgresError) {
         if Self.containsNUL(sql) { throw PostgresError(.invalidParameter, detail: "a statement contains a NUL character") }
-        let results = try await fly(.simple, answers: 1) { handle, flight throws(PostgresError) in
+        let results = try await fly(.simple, answers: 1) { handle, begin throws(PostgresError) in
             if PQpipelineStatus(handle) != PQ_PIPELINE_OFF, PQexitPipelineMode(handle) != 1 {
                 throw PostgresError(.connectionFailed, detail: "could not leave pipeline mode: \(Self.message(handle))")
             }
-            if let begin = self.pendingBegin {
-                self.pendingBegin = nil
-                guard PQsendQuery(handle, begin.sql + "; " + sql) == 1 else { throw Self.sendFailure(handle) }
-            } else {
-                guard PQsendQuery(handle, sql) == 1 else { throw Self.sendFailure(handle) }
-            }
-            flight.add(.statement(answer: 0))
+            guard PQsendQuery(handle, begin.map { $0.sql + "; " + sql } ?? sql) == 1 else { throw Self.sendFailure(handle) }
         }
         for result in results { if let result { PQclear(result) } }
     }
 
-    /// Opens a transaction with the next flight: `BEGIN` travels with the transaction's first statements.
-    public func begin(_ isolation: PostgresIsolation) {
-        lock.withLock { pendingBegin = .begin(isolation) }
-    }
-
-    /// Whether a transaction is open (or about to be, with the next flight): what ``commit()`` or ``rollback()`` end.
-    public var isInTransaction: Bool {
-        lock.withLock {
-            guard pendingBegin == nil else { return true }
-            guard let handle else { return false }
-            let status = PQtransactionStatus(handle)
-            return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
-        }
-    }
-
-    /// Commits the open transaction; a `BEGIN` not yet sent is dropped instead (nothing ran, nothing to commit).
-    public func commit() async throws(PostgresError) {
-        if dropPendingBegin() { return }
-        // The server answers COMMIT of a failed transaction with ROLLBACK and no error: say so instead.
-        let failed = lock.withLock { handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false }
-        if failed {
-            try await query(PostgresStatement.rollback.query)
-            throw PostgresError(.server, sqlState: "25P02", detail: "the transaction had failed and was rolled back, not committed")
-        }
-        try await query(PostgresStatement.commit.query)
-    }
-
-    /// Rolls the open transaction back; a `BEGIN` not yet sent is dropped.
-    public func rollback() async throws(PostgresError) {
-        if dropPendingBegin() { return }
-        try await query(PostgresStatement.rollback.query)
-    }
-
-    private func dropPendingBegin() -> Bool {
-        lock.withLock {
-            defer { pendingBegin = nil }
-            return pendingBegin != nil
-        }
-    }
-
     /// How many round trips (flights) this connection has made: what a command costs, for tests and benchmarks.
-    public var roundTrips: Int { lock.withLock { flights } }
+    public var roundTrips: Int { lock.withLock { machine.roundTrips } }
 
-    // MARK: - Health and lifecycle
-
-    /// Checks the connection without a round trip: reads whatever the server sent (such as a shutdown
-    /// notice) and reports whether the connection is still usable.
-    public func isUsable() async -> Bool {
-        lock.withLock {
-            guard let handle, flight == nil else { return false }
-            // A terminated backend sends a FATAL message and then closes: keep reading while the socket is
-            // readable, so the end-of-file behind the message is seen too (it marks the connection bad).
-            var reads = 0
-            while reads < 4, PQstatus(handle) == CONNECTION_OK, Self.isReadable(PQsocket(handle)) {
-                if PQconsumeInput(handle) == 0 { break }
-                reads += 1
-            }
-            return sessionConfigured && !refusedWritesSinceReset && !unwantedSinceReset && registration != 0 && PQstatus(handle) == CONNECTION_OK
-                && PQtransactionStatus(handle) == PQTRANS_IDLE
-        }
-    }
-
-    /// Whether the server refused a write as read-only since the last reset: why the next lease reconnects.
-    public var refusedWrites: Bool { lock.withLock { refusedWritesSinceReset } }
-
-    /// Notes what a statement's failure says about the server behind this connection (a read-only one is left at
-    /// the next lease); the pool calls it with every error its callers see.
-    public func noteFailure(_ error: any Error) {
-        guard let error = error as? PostgresError, error.sqlState == PostgresError.SQLState.readOnlyTransaction else { return }
-        lock.withLock { refusedWritesSinceReset = true }
-    }
-
-    /// Asks the pool to reconnect this connection at its next lease: its server is not the kind the caller wants (a
-    /// standby read URL that reached a primary after a promotion), and libpq's `target_session_attrs` may find one.
-    public func reconnectAtNextLease() { lock.withLock { unwantedSinceReset = true } }
-
-    /// Whether `reconnectAtNextLease` was asked since the last reset.
-    public var isUnwanted: Bool { lock.withLock { unwantedSinceReset } }
-
-    /// Whether a statement of this connection was cancelled since its last reset (a client left mid-request): why
-    /// it is reset at its next lease, which is then routine rather than a fault.
-    public var wasCancelled: Bool { lock.withLock { cancelledSinceReset } }
-
-    /// Re-establishes a broken connection with the same parameters (`PQreset`, blocking: on a dispatch queue).
-    public func reconnect() async throws(PostgresError) {
-        let detached: OpaquePointer? = lock.withLock {
-            detach()
-            pendingBegin = nil
-            prepared = [:]
-            sessionConfigured = false
-            cancelledSinceReset = false
-            refusedWritesSinceReset = false
-            unwantedSinceReset = false
-            return handle
-        }
-        guard let detached else { throw PostgresError(.closed) }
-        // Nobody else touches the handle while it is off the loop and leased to this caller.
-        let resetting = UnsafeHandle(pointer: detached)
-        let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let result = Self.reset(resetting)
-                // On this thread: a `PQcancel` in progress may hold the lock through a connect timeout.
-                self.replaceCancelHandle(for: resetting)
-                continuation.resume(returning: result)
-            }
-        }
-        let pointer = detached
-        try result.get()
-        lock.withLock {
-            guard self.handle == pointer else { return }
-            attach(pointer)
-            sessionConfigured = true
-        }
-    }
-
-    /// A handle passed to the blocking reset on another thread, while no one else uses it.
-    private struct UnsafeHandle: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
-    private func replaceCancelHandle(for handle: UnsafeHandle) {
-        cancelLock.withLock {
-            if let cancelHandle { PQfreeCancel(cancelHandle) }
-            cancelHandle = PQgetCancel(handle.pointer)
-        }
-    }
-
-    /// `PQreset` and the session set-up, blocking (off the cooperative pool only).
-    private static func reset(_ handle: UnsafeHandle) -> Result<Void, PostgresError> {
-        let handle = handle.pointer
-        PQsetnonblocking(handle, 0)
-        PQreset(handle)
-        guard PQstatus(handle) == CONNECTION_OK else { return .failure(PostgresError(.connectionFailed, detail: message(handle))) }
-        if let failure = configureSession(handle) { return .failure(failure) }
-        return .success(())
-    }
+    // MARK: - Lifecycle
 
     /// Closes the connection; later calls fail with `closed`.
     public func close() async {
-        let pending: PostgresFlight? = lock.withLock {
-            detach()
+        let ended: PostgresFlightCaller.Ending? = lock.withLock {
+            let ended = perform(machine.close())
             if let handle { PQfinish(handle) }
             handle = nil
-            defer { flight = nil }
-            return flight
+            return ended
         }
-        if var pending {
-            pending.fail(PostgresError(.closed))
-            pending.finish().resume()
-        }
+        ended?.resume()
     }
 
     // MARK: - Flights
 
     /// Sends a flight under the lock and waits for the event loop to complete it.
     private func fly(
-        _ mode: PostgresFlight.Mode, answers: Int,
-        send: @escaping (OpaquePointer, inout PostgresFlight) throws(PostgresError) -> Void
+        _ mode: PostgresFlight.Mode, answers: Int, send: (OpaquePointer, PostgresStatement?) throws(PostgresError) -> Void
     ) async throws(PostgresError) -> [OpaquePointer?] {
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<PostgresFlight.Outcome, Never>) in
-                lock.lock()
-                guard let handle, registration != 0 else {
-                    lock.unlock()
-                    continuation.resume(returning: .failure(handle == nil ? PostgresError(.closed) : PostgresError(.connectionFailed, detail: "the connection is broken")))
-                    return
-                }
-                precondition(flight == nil, "a PostgresConnection runs one flight at a time")
-                flights += 1
-                var next = PostgresFlight(mode: mode, answers: answers, continuation: continuation)
-                do throws(PostgresError) {
-                    try send(handle, &next)
-                } catch {
-                    // What was queued may be half sent: the connection cannot be trusted with another flight.
-                    sessionConfigured = false
-                    detach()
-                    lock.unlock()
-                    next.fail(error)
-                    next.finish().resume()
-                    return
-                }
-                flight = next
-                let ended = flush(handle)
-                lock.unlock()
+            await withCheckedContinuation { (continuation: CheckedContinuation<PostgresFlightCaller.Outcome, Never>) in
+                let next = PostgresFlightCaller(answers: answers, continuation: continuation)
+                let ended = lock.withLock { start(mode, for: next, send: send) }
                 ended?.resume()
             }
         } onCancel: {
@@ -312,131 +127,125 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         return try result.get().results
     }
 
-    private func sendPipeline(_ queries: [PostgresQuery], on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
+    /// `fly`'s work under the lock: the caller to resume at once, if the flight failed or the connection broke.
+    private func start(
+        _ mode: PostgresFlight.Mode, for next: PostgresFlightCaller, send: (OpaquePointer, PostgresStatement?) throws(PostgresError) -> Void
+    ) -> PostgresFlightCaller.Ending? {
+        let begin: PostgresStatement?
+        switch machine.startFlight(mode) {
+        case .fail(let error): return next.finish(failing: error)
+        case .send(let pending): begin = pending
+        }
+        guard let handle else { preconditionFailure("an attached connection without a handle") }
+        caller = next
+        do throws(PostgresError) {
+            try send(handle, begin)
+        } catch {
+            return perform(machine.sendFailed(error))
+        }
+        return flush(handle) ? nil : lost(handle)
+    }
+
+    private func sendPipeline(_ queries: [PostgresQuery], after begin: PostgresStatement?, on handle: OpaquePointer) throws(PostgresError) {
         if PQpipelineStatus(handle) == PQ_PIPELINE_OFF, PQenterPipelineMode(handle) != 1 {
             throw PostgresError(.connectionFailed, detail: "could not enter pipeline mode: \(Self.message(handle))")
         }
-        if let begin = pendingBegin {
-            pendingBegin = nil
-            try send(begin.query, answer: nil, on: handle, into: &flight)
-        }
-        for (index, query) in queries.enumerated() {
-            try send(query, answer: index, on: handle, into: &flight)
-        }
+        if let begin { try send(begin.query, answer: nil, on: handle) }
+        for (index, query) in queries.enumerated() { try send(query, answer: index, on: handle) }
         guard PQpipelineSync(handle) == 1 else { throw Self.sendFailure(handle) }
     }
 
-    /// Queues one statement: by name when prepared, else prepared now (when there is room) and run by name.
-    private func send(_ query: PostgresQuery, answer: Int?, on handle: OpaquePointer, into flight: inout PostgresFlight) throws(PostgresError) {
-        let key = query.preparedKey
-        var name = prepared[key] ?? flight.preparing(key)
-        if name == nil, prepared.count < Self.preparedLimit, query.sql.utf8.count <= Self.preparedMaxLength {
-            preparedSerial += 1
-            let fresh = "crema_\(preparedSerial)"
+    /// Queues one statement the way the machine says: by its prepared name, prepared now and run by name, or unnamed.
+    private func send(_ query: PostgresQuery, answer: Int?, on handle: OpaquePointer) throws(PostgresError) {
+        let name: String?
+        switch machine.queue(query.preparedKey, length: query.sql.utf8.count, answer: answer) {
+        case .byName(let known): name = known
+        case .unnamed: name = nil
+        case .prepare(let fresh):
             guard PQsendPrepare(handle, fresh, query.sql, 0, nil) == 1 else { throw Self.sendFailure(handle) }
-            flight.add(.prepare(name: fresh, key: key))
             name = fresh
         }
         let binds = query.binds
-        let sent = withOptionalCStrings(binds) { values in
-            if let name {
-                return PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0)
-            }
+        let sent = PostgresCStrings.withOptional(binds) { values in
+            if let name { return PQsendQueryPrepared(handle, name, Int32(binds.count), values, nil, nil, 0) }
             return PQsendQueryParams(handle, query.sql, Int32(binds.count), nil, values, nil, nil, 0)
         }
         guard sent == 1 else { throw Self.sendFailure(handle) }
-        flight.add(.statement(answer: answer))
     }
 
-    /// Pushes queued bytes out; asks the loop for writability when the socket buffer is full. Returns the
-    /// continuation to resume (outside the lock) when the flight ended here.
-    private func flush(_ handle: OpaquePointer) -> PostgresFlight.Ending? {
-        switch PQflush(handle) {
-        case 0: return nil
-        case 1:
-            loop.watchWrites(socket, registration: registration, true)
-            return nil
-        default:
-            return broken(handle)
+    /// Pushes queued bytes out, asking the loop for writability while some are left; false when the connection failed.
+    private func flush(_ handle: OpaquePointer) -> Bool {
+        let left = PQflush(handle)
+        guard left >= 0 else { return false }
+        switch machine.flushed(pending: left == 1) {
+        case .watch: loop.watchWrites(socket, registration: registration, true)
+        case .stopWatching: loop.watchWrites(socket, registration: registration, false)
+        case .none: break
         }
+        return true
     }
 
     /// Called by the event loop when the socket is ready: sends what is left, reads what arrived, and resumes the
     /// caller when its flight is complete.
     func socketReady(readable: Bool, writable: Bool) {
-        let ended: PostgresFlight.Ending? = lock.withLock {
-            guard let handle, registration != 0 else { return nil }
+        let ended: PostgresFlightCaller.Ending? = lock.withLock {
+            guard let handle, machine.state == .attached else { return nil }
             return serviceSocket(handle, readable: readable, writable: writable)
         }
         ended?.resume()
     }
 
     /// `socketReady`'s work, under the lock: the flight that ended, if one did.
-    private func serviceSocket(_ handle: OpaquePointer, readable: Bool, writable: Bool) -> PostgresFlight.Ending? {
-        if writable {
-            switch PQflush(handle) {
-            case 0: loop.watchWrites(socket, registration: registration, false)
-            case 1: break
-            default: return broken(handle)
-            }
-        }
-        if readable, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { return broken(handle) }
-        while var current = flight, PQisBusy(handle) == 0 {
+    private func serviceSocket(_ handle: OpaquePointer, readable: Bool, writable: Bool) -> PostgresFlightCaller.Ending? {
+        if writable, !flush(handle) { return lost(handle) }
+        if readable, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { return lost(handle) }
+        while machine.flight != nil, PQisBusy(handle) == 0 {
             let result = PQgetResult(handle)
             // A connection that went bad, or a COPY (which this driver does not speak), would hand out the same
             // answer for ever: the flight fails and the connection is repaired at its next lease.
-            if PQstatus(handle) != CONNECTION_OK || result.map(Self.isCopy) == true {
+            if PQstatus(handle) != CONNECTION_OK || result.map(PostgresResult.isCopy) == true {
                 if let result { PQclear(result) }
-                return broken(handle)
+                return lost(handle)
             }
-            let complete = current.take(result, connectionOK: true)
-            flight = current
-            if complete {
-                finishPreparing(current)
-                flight = nil
-                return current.finish()
+            switch machine.received(PostgresResult.kind(result)) {
+            case .keep(let answer): if let result { caller?.keep(result, as: answer) }
+            case .discard: if let result { PQclear(result) }
+            case .complete(let failure):
+                if let result { PQclear(result) }
+                return finishFlight(failing: failure)
             }
         }
         return nil
     }
 
-    private static func isCopy(_ result: OpaquePointer) -> Bool {
-        switch PQresultStatus(result) {
-        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH: return true
-        default: return false
-        }
+    /// The connection failed: the machine says what of it to undo.
+    private func lost(_ handle: OpaquePointer) -> PostgresFlightCaller.Ending? {
+        perform(machine.connectionLost(Self.message(handle)))
     }
 
-    /// Remembers what the server prepared during the flight; forgets every name when the server says they are
-    /// gone or stale (a `DISCARD`, or a schema change under a `SELECT *`).
-    private func finishPreparing(_ flight: PostgresFlight) {
-        if let state = flight.error?.sqlState, state == "26000" || state == "0A000" {
-            prepared = [:]
-            return
-        }
-        for (key, name) in flight.prepared { prepared[key] = name }
-    }
-
-    /// The connection failed under a flight: stop watching it (a closed socket is always readable) and end the flight.
-    private func broken(_ handle: OpaquePointer) -> PostgresFlight.Ending? {
+    /// Takes the socket off the loop and ends the flight in the air, as the machine answered a loss or a close.
+    private func perform(_ loss: Machine.Loss) -> PostgresFlightCaller.Ending? {
+        guard case .detach(let failure) = loss else { return nil }
         detach()
-        sessionConfigured = false
-        guard var pending = flight else { return nil }
-        flight = nil
-        pending.fail(PostgresError(.connectionFailed, detail: Self.message(handle)))
-        return pending.finish()
+        return finishFlight(failing: failure)
+    }
+
+    private func finishFlight(failing failure: PostgresError?) -> PostgresFlightCaller.Ending? {
+        defer { caller = nil }
+        return caller?.finish(failing: failure)
     }
 
     /// Puts the connection's socket in non-blocking mode and on the loop (under the lock).
-    private func attach(_ handle: OpaquePointer) {
+    func attach(_ handle: OpaquePointer) {
         PQsetnonblocking(handle, 1)
         socket = PQsocket(handle)
         registration = loop.register(socket, handler: self)
+        machine.attached(registered: registration != 0)
     }
 
     /// Takes the socket off the loop (under the lock). libpq closes its socket when it sees end-of-file; then the
     /// number may already be another connection's, and only the registration goes.
-    private func detach() {
+    func detach() {
         let stillOpen = handle.map { PQsocket($0) == socket } ?? false
         loop.deregister(socket, registration: registration, stillOpen: stillOpen)
         registration = 0
@@ -447,13 +256,7 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
     /// A cancel only goes out while a flight runs. It may still land after that flight ended, on whatever the
     /// connection runs next, so a cancelled connection is reset at its next lease (a new backend never sees it).
     private func cancel() {
-        let running = lock.withLock {
-            guard flight != nil else { return false }
-            sessionConfigured = false
-            cancelledSinceReset = true
-            return true
-        }
-        guard running else { return }
+        guard lock.withLock({ machine.cancelRequested() }) == .sendCancel else { return }
         DispatchQueue.global().async { [self] in
             cancelLock.withLock {
                 guard let cancelHandle else { return }
@@ -463,90 +266,15 @@ public final class PostgresConnection: @unchecked Sendable, PostgresEventLoop.Ha
         }
     }
 
-    // MARK: - Opening (blocking: off the cooperative pool only)
-
-    /// Opens a libpq connection (blocking: call it off the cooperative pool) with Crema's connection
-    /// defaults. Keywords before `dbname` are defaults that the conninfo's own values override. The connect
-    /// timeout default yields to PGCONNECT_TIMEOUT; keepalives notice a peer that vanished. The result may
-    /// be NULL (out of memory) or a handle whose `PQstatus` is bad; the caller frees it.
-    static func connectHandle(_ conninfo: String, applicationName: String = "crema") -> OpaquePointer? {
-        var keywords = ["fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"]
-        var values = [applicationName, "1", "30", "10", "3"]
-        if getenv("PGCONNECT_TIMEOUT") == nil {
-            keywords.append("connect_timeout")
-            values.append("5")
-        }
-        keywords.append("dbname")
-        values.append(conninfo)
-        return withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
-    }
-
-    private static func openHandle(_ conninfo: String) -> Result<OpaquePointer, PostgresError> {
-        let handle = connectHandle(conninfo)
-        guard let handle else { return .failure(PostgresError(.connectionFailed, detail: "out of memory")) }
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let failure = PostgresConnectFailure(handle: handle, conninfo: conninfo)
-            PQfinish(handle)
-            return .failure(PostgresError(.connectionFailed, detail: failure.reason, connect: failure))
-        }
-        if let failure = configureSession(handle) {
-            PQfinish(handle)
-            return .failure(failure)
-        }
-        return .success(handle)
-    }
-
-    /// No statement runs longer, and no lock is waited for longer, than this: a stuck query frees its slot.
-    /// Migrations lift the statement limit for their own transaction.
-    static let statementTimeoutSeconds = 30
-    static let lockTimeoutSeconds = 10
-
-    /// Fixes the session settings that text decoding relies on, and the time limits above (blocking, at open).
-    private static func configureSession(_ handle: OpaquePointer) -> PostgresError? {
-        let result = PQexec(
-            handle,
-            "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET extra_float_digits TO 3; SET client_min_messages TO warning; "
-                + "SET statement_timeout TO '\(statementTimeoutSeconds)s'; SET lock_timeout TO '\(lockTimeoutSeconds)s'; "
-                + "SET idle_in_transaction_session_timeout TO '60s'")
-        guard let result else { return PostgresError(.connectionFailed, detail: message(handle)) }
-        defer { PQclear(result) }
-        return PostgresResult.succeeded(result) ? nil : PostgresResult.error(result, connectionOK: PQstatus(handle) == CONNECTION_OK)
-    }
-
-    /// libpq takes C strings, so a NUL would cut a statement or value short; checked over the contiguous bytes with
-    /// libc's `memchr`, which reads them a vector at a time (a byte loop was most of `pipeline`'s own cost: every
-    /// event binds a few kilobytes of JSON).
-    static func containsNUL(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, 0, bytes.count) != nil
+    /// What the server says of the session's transaction (under the lock).
+    func transactionStatus() -> Machine.TransactionStatus {
+        guard let handle else { return .unknown }
+        return switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .idle
+        case PQTRANS_ACTIVE: .active
+        case PQTRANS_INTRANS: .inTransaction
+        case PQTRANS_INERROR: .failed
+        default: .unknown
         }
     }
-
-    private static func sendFailure(_ handle: OpaquePointer) -> PostgresError {
-        PostgresError(.connectionFailed, detail: message(handle))
-    }
-
-    /// Whether the socket has data (or end-of-file) waiting, without blocking.
-    private static func isReadable(_ socket: Int32) -> Bool {
-        guard socket >= 0 else { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, 0) > 0
-    }
-
-    static func message(_ handle: OpaquePointer) -> String {
-        PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-    }
-}
-
-/// Calls `body` with a NULL-terminated-free array of C strings that live for the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    withOptionalCStrings(strings.map(Optional.some), { body($0 + [nil]) })
-}
-
-private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    let owned = strings.map { $0.flatMap { strdup($0) } }
-    defer { owned.forEach { free($0) } }
-    return body(owned.map { $0.map { UnsafePointer($0) } })
 }

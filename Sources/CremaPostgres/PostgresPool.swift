@@ -122,16 +122,18 @@ public actor PostgresPool {
         guard case .connection(let connection) = slot else {
             return try await PostgresConnection.connect(configuration.conninfo, logger: logger)
         }
-        if await connection.isUsable() { return connection }
-        if connection.refusedWrites {
+        switch connection.reconnectReason() {
+        case nil:
+            return connection
+        case .refusedWrites:
             // A failover demoted the server behind it; reconnecting reaches the new primary (target_session_attrs).
             logger.warning("reconnecting a database connection whose server refused writes as read-only (a standby after a failover?)")
-        } else if connection.isUnwanted {
+        case .unwanted:
             logger.info("reconnecting a database connection whose server is not the kind wanted (a standby read URL that reached a primary?)")
-        } else if connection.wasCancelled {
+        case .cancelled:
             // A cancel may land after its statement ended, on whatever runs next: a new backend never sees it.
             logger.debug("resetting a database connection after a cancelled statement")
-        } else {
+        case .broken:
             logger.info("reconnecting a broken database connection")
         }
         try await connection.reconnect()

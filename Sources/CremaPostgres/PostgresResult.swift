@@ -29,6 +29,25 @@ enum PostgresResult {
         }
     }
 
+    /// What a value of `PQgetResult` is to a flight; a failure is taken as the server's (the caller checked the
+    /// connection is good).
+    static func kind(_ result: OpaquePointer?) -> PostgresFlight.Result {
+        guard let result else { return .end }
+        switch PQresultStatus(result) {
+        case PGRES_PIPELINE_SYNC: return .sync
+        case PGRES_PIPELINE_ABORTED: return .aborted
+        default: return succeeded(result) ? .succeeded : .failed(error(result, connectionOK: true))
+        }
+    }
+
+    /// Whether the server began a COPY, which this driver does not speak.
+    static func isCopy(_ result: OpaquePointer) -> Bool {
+        switch PQresultStatus(result) {
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH: return true
+        default: return false
+        }
+    }
+
     /// The failure a result reports; `connectionOK` tells a broken connection from a refused statement.
     static func error(_ result: OpaquePointer, connectionOK: Bool) -> PostgresError {
         let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
