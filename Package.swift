@@ -258,6 +258,8 @@ let package = Package(
             name: "CremaTestSupport",
             dependencies: [
                 "CremaPostgres", "CremaStore", "CremaClock",
+                // Orders placed through the real application layer (OrderServiceFixture).
+                "CremaService", "CremaCore",
                 // The virtual clock under the tests' CremaClock.
                 .product(name: "Clocks", package: "swift-clocks"),
                 // The webhook receiver the tests run (HTTP and HTTPS).
@@ -352,6 +354,40 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - One test target per library whose tests need no HTTP server (docs/design.md §2). The suites that drive
+        // delivery, webhooks or tenancy end to end through the HTTP API stay in CremaServerTests.
+        .testTarget(
+            name: "CremaDeliveryTests",
+            dependencies: [
+                "CremaDelivery", "CremaService", "CremaStore", "CremaCore", "CremaAPNsProtocol", "CremaPostgres", "CremaTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaServiceTests",
+            dependencies: [
+                "CremaService", "CremaStore", "CremaAPI", "CremaCore", "CremaPostgres", "CremaClock", "CremaTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaSettingsTests",
+            dependencies: ["CremaSettings", "CremaService", "CremaCore", "CremaAPNsProtocol"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaRuntimeTests",
+            dependencies: ["CremaRuntime", "CremaSettings", "CremaAPNsSimulator", "CremaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CremaAPNsSimulatorTests",
+            dependencies: ["CremaAPNsSimulator", "CremaAPNsProtocol"],
             swiftSettings: swiftSettings
         ),
 

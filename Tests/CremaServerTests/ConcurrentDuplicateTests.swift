@@ -132,26 +132,3 @@ import Testing
         }
     }
 }
-
-/// The gate's sleep in these tests: says that a wait began, and for how long it would be, then lasts until cancelled
-/// (the waiter's wake-up cancels it), never for time.
-final class GateWaits: Sendable {
-    private let begun: AsyncStream<Duration>
-    private let continuation: AsyncStream<Duration>.Continuation
-
-    init() { (begun, continuation) = AsyncStream.makeStream() }
-
-    @Sendable func sleep(_ duration: Duration) async throws {
-        continuation.yield(duration)
-        let (never, open) = AsyncStream<Never>.makeStream()
-        for await _ in never {}
-        open.finish()
-        try Task.checkCancellation()
-    }
-
-    /// The next wait that began (one test task asks at a time).
-    func next() async -> Duration? {
-        var waits = begun.makeAsyncIterator()
-        return await waits.next()
-    }
-}

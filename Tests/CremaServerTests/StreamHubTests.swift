@@ -22,7 +22,7 @@ import Testing
             let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             _ = try await service.database.stores.put(id: "pier-9", name: "Pier 9", timezone: "UTC", tenant: "default")
-            _ = try await LifecycleSweeperTests.place(service, at: TestClock(Date()))
+            _ = try await OrderServiceFixture.place(service, at: TestClock(Date()))
             // The head as streams see it. A transaction still running anywhere in the cluster (another suite's) holds a
             // new event back until it ends, as it should: the test waits for that other work, which has no event to
             // wait on (bounded, like the pg_locks polls elsewhere), never for time.

@@ -75,9 +75,9 @@ import Testing
             // A pass an hour of this clock apart: waited for, this test would not end.
             let sweeper = LifecycleSweeper(service: service, retentionDays: 30, interval: .seconds(3_600), clock: clock.crema, logger: Logger(label: "test"))
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", readyExpiryMinutes: 30)
-            let id = try await LifecycleSweeperTests.place(service, at: clock)
-            try await LifecycleSweeperTests.apply(service, .started(barista: "Sam"), to: id)
-            try await LifecycleSweeperTests.apply(service, .ready(pickupPoint: nil), to: id)
+            let id = try await OrderServiceFixture.place(service, at: clock)
+            try await OrderServiceFixture.apply(service, .started(barista: "Sam"), to: id)
+            try await OrderServiceFixture.apply(service, .ready(pickupPoint: nil), to: id)
             func state() async throws -> OrderState? { try await service.database.orders.order(id: id, in: .default)?.order.state }
 
             let running = Task { try await sweeper.run() }

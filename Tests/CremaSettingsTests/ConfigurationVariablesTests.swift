@@ -1,4 +1,3 @@
-import CremaServer
 import CremaSettings
 import Foundation
 import Testing

@@ -24,26 +24,6 @@ import Testing
         return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, clock: clock.crema, registry: registry, logger: logger))
     }
 
-    static func placement(customer: String, name: String, eta: Date) -> OrderPlacement {
-        OrderPlacement(
-            storeID: "market-st", posRef: "T-1", customerRef: customer, displayName: name, locale: "en",
-            items: [OrderItem(name: "Oat latte", quantity: 2)], eta: eta)
-    }
-
-    static func place(_ service: OrderService, customer: String = "c-9", name: String = "Ana", at clock: TestClock) async throws -> UUID {
-        let placed = try await service.place(
-            placement(customer: customer, name: name, eta: clock.now.addingTimeInterval(600)), in: .default, role: .pos,
-            request: IdempotentRequest(scope: "pos", key: UUID().uuidString, path: "POST /v1/orders", body: "{}"))
-        struct Body: Decodable { var id: UUID }
-        return try JSONDecoder().decode(Body.self, from: Data(placed.body.utf8)).id
-    }
-
-    static func apply(_ service: OrderService, _ event: OrderEvent, to id: UUID, as role: Role = .barista) async throws {
-        _ = try await service.apply(
-            event, to: id, in: .default, expectedVersion: nil, role: role,
-            request: IdempotentRequest(scope: role.rawValue, key: UUID().uuidString, path: "POST /v1/orders/\(id)/events", body: "{}"))
-    }
-
     @Test("A ready order left past its store's limit is closed exactly once by the system, even with two processes sweeping at once")
     func readyOrderIsClosedOnce() async throws {
         try await TestDatabase.with { db in
@@ -51,9 +31,9 @@ import Testing
             let (service, first) = Self.sweeper(db, clock: clock)
             let (_, second) = Self.sweeper(db, clock: clock)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", readyExpiryMinutes: 30)
-            let id = try await Self.place(service, at: clock)
-            try await Self.apply(service, .started(barista: "Sam"), to: id)
-            try await Self.apply(service, .ready(pickupPoint: nil), to: id)
+            let id = try await OrderServiceFixture.place(service, at: clock)
+            try await OrderServiceFixture.apply(service, .started(barista: "Sam"), to: id)
+            try await OrderServiceFixture.apply(service, .ready(pickupPoint: nil), to: id)
 
             await clock.advance(29 * 60)
             #expect(try await first.sweep().expired == 0)
@@ -84,9 +64,9 @@ import Testing
             let registry = PrometheusCollectorRegistry()
             let (service, sweeper) = Self.sweeper(db, clock: clock, registry: registry)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
-            let queued = try await Self.place(service, at: clock)
-            let preparing = try await Self.place(service, at: clock)
-            try await Self.apply(service, .started(barista: "Sam"), to: preparing)
+            let queued = try await OrderServiceFixture.place(service, at: clock)
+            let preparing = try await OrderServiceFixture.place(service, at: clock)
+            try await OrderServiceFixture.apply(service, .started(barista: "Sam"), to: preparing)
 
             await clock.advance(4 * 3600 - 1)
             #expect(try await sweeper.sweep().expired == 0)
@@ -109,9 +89,9 @@ import Testing
             let registry = PrometheusCollectorRegistry()
             let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 30, registry: registry)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
-            let old = try await Self.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
-            try await Self.apply(service, .delayed(eta: clock.now.addingTimeInterval(900), reason: "Olga wanted extra foam"), to: old, as: .pos)
-            try await Self.apply(service, .canceled(reason: "Olga Oldorder left"), to: old, as: .pos)
+            let old = try await OrderServiceFixture.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
+            try await OrderServiceFixture.apply(service, .delayed(eta: clock.now.addingTimeInterval(900), reason: "Olga wanted extra foam"), to: old, as: .pos)
+            try await OrderServiceFixture.apply(service, .canceled(reason: "Olga Oldorder left"), to: old, as: .pos)
             // A token the customer registered and APNs retired on the day the order ended.
             _ = try await db.scalar(
                 """
@@ -121,9 +101,9 @@ import Testing
                 """, as: Int.self)
 
             await clock.advance(20 * 86_400)
-            let recent = try await Self.place(service, customer: "c-new", name: "Nina Neworder", at: clock)
-            try await Self.apply(service, .ready(pickupPoint: nil), to: recent)
-            try await Self.apply(service, .pickedUp, to: recent, as: .pos)
+            let recent = try await OrderServiceFixture.place(service, customer: "c-new", name: "Nina Neworder", at: clock)
+            try await OrderServiceFixture.apply(service, .ready(pickupPoint: nil), to: recent)
+            try await OrderServiceFixture.apply(service, .pickedUp, to: recent, as: .pos)
             let eventsBefore = try await db.scalar("SELECT count(*) FROM order_events", as: Int.self)
 
             await clock.advance(10 * 86_400 + 1)
@@ -156,9 +136,9 @@ import Testing
             let clock = TestClock(Date())
             let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 30)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
-            let id = try await Self.place(service, customer: "c-gone", name: "Gina Gone", at: clock)
+            let id = try await OrderServiceFixture.place(service, customer: "c-gone", name: "Gina Gone", at: clock)
             #expect(try await service.database.lifecycle.erase(customerRef: "c-gone", tenant: "default", now: clock.now)?.orders == 1)
-            try await Self.apply(service, .canceled(reason: "Gina called to cancel"), to: id, as: .pos)
+            try await OrderServiceFixture.apply(service, .canceled(reason: "Gina called to cancel"), to: id, as: .pos)
             #expect(try await service.database.orders.order(id: id, in: .default)?.order.cancelReason == "Gina called to cancel")
 
             await clock.advance(30 * 86_400 + 60)
@@ -177,13 +157,13 @@ import Testing
             let (service, sweeper) = Self.sweeper(db, clock: clock, retentionDays: 1, registry: registry)
             _ = try await service.database.stores.put(
                 id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", queuedExpiryMinutes: 60)
-            let ended = try await Self.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
-            try await Self.apply(service, .canceled(reason: "left"), to: ended, as: .pos)
+            let ended = try await OrderServiceFixture.place(service, customer: "c-old", name: "Olga Oldorder", at: clock)
+            try await OrderServiceFixture.apply(service, .canceled(reason: "left"), to: ended, as: .pos)
             await clock.advance(2 * 86_400)
             // Oldest first: the poisoned order is at the head of every scan, as in the incident.
-            let poisoned = try await Self.place(service, customer: "c-1", name: "Pia", at: clock)
+            let poisoned = try await OrderServiceFixture.place(service, customer: "c-1", name: "Pia", at: clock)
             await clock.advance(1)
-            let healthy = try await Self.place(service, customer: "c-2", name: "Hugo", at: clock)
+            let healthy = try await OrderServiceFixture.place(service, customer: "c-2", name: "Hugo", at: clock)
             // A real failure of the database for this one order's close.
             try await db.pool.withConnection { c in
                 _ = try await c.query(

@@ -97,10 +97,3 @@ import Testing
 
     struct Unexpected: Error {}
 }
-
-extension CremaClock {
-    /// The real time, and waits that `sleep` performs instead of taking time: the gate's tests move the other process on.
-    static func sleeping(_ sleep: @escaping @Sendable (Duration) async throws -> Void) -> CremaClock {
-        CremaClock(now: { Date() }, sleep: sleep)
-    }
-}

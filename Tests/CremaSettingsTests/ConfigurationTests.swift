@@ -1,6 +1,5 @@
 import CremaAPNsProtocol
 import CremaCore
-import CremaServer
 import CremaService
 import CremaSettings
 import Foundation

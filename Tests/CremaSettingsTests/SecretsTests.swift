@@ -1,4 +1,3 @@
-import CremaServer
 import CremaService
 import CremaSettings
 import Foundation
