@@ -116,6 +116,9 @@ let package = Package(
             dependencies: [
                 "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The stream hub: a service of the process that logs.
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -201,8 +204,8 @@ let package = Package(
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
-                "CremaSettings", "CremaClock",
+                // No CremaStore, no CremaPostgres: every route goes through a service (scripts/check-imports holds it).
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaService", "CremaCivilTime", "CremaSettings", "CremaClock",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

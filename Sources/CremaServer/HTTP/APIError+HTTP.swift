@@ -1,8 +1,6 @@
 public import CremaAPI
 import CremaCore
-import CremaPostgres
 import CremaService
-import CremaStore
 import Foundation
 public import Hummingbird
 import NIOCore

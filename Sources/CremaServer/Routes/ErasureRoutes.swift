@@ -2,7 +2,6 @@ import CremaAPI
 import CremaClock
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import Hummingbird
 import Logging
@@ -24,7 +23,7 @@ struct ErasureRoutes {
         } catch {
             throw APIError.order(error)
         }
-        guard let counts = try await service.database.lifecycle.erase(customerRef: ref, tenant: tenant, now: service.clock.now) else {
+        guard let counts = try await service.erase(customerRef: ref, tenant: tenant) else {
             throw APIError.customerNotFound
         }
         // Counts only: the ref is exactly what was erased.
