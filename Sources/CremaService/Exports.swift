@@ -28,3 +28,6 @@
 // Why the store refused, with its stable codes; a PostgreSQL failure inside it says whether the database is unavailable.
 @_exported public import enum CremaStore.StoreError
 @_exported public import struct CremaPostgres.PostgresError
+// The credentials the services check and seal with (API keys, principals, the master key), a module of values below
+// this one so the settings can hold them without the application layer.
+@_exported public import CremaCredentials
