@@ -7,6 +7,7 @@
 @_exported public import struct CremaStore.OrderDetail
 @_exported public import struct CremaStore.OrderPage
 @_exported public import struct CremaStore.Board
+@_exported public import struct CremaStore.DeliveryLogEntry
 @_exported public import struct CremaStore.RegisteredToken
 @_exported public import struct CremaStore.CustomerOrder
 @_exported public import struct CremaStore.DeliveredActivityPush

@@ -1,5 +1,6 @@
 import CremaService
 import CremaAPI
+import CremaAPNsProtocol
 import CremaClock
 import CremaCore
 import Foundation
@@ -120,5 +121,18 @@ struct OrderRoutes {
             key.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
         else { throw .missingIdempotencyKey }
         return key
+    }
+}
+
+extension DeliveryResponse {
+    /// The store's typed log entry in the API's words: each typed field as its raw value, the `apns-id` lowercase.
+    init(_ entry: DeliveryLogEntry) {
+        self.init(
+            id: entry.id, orderVersion: entry.orderVersion, orderEvent: entry.orderEvent?.rawValue, targetKind: entry.targetKind?.rawValue,
+            token: entry.token, pushType: entry.pushType?.rawValue, liveActivityEvent: entry.liveActivityEvent?.rawValue,
+            priority: entry.priority, collapseID: entry.collapseID, state: entry.state.rawValue, reasonCode: entry.reasonCode,
+            reason: entry.reason, attempts: entry.attempts, apnsStatus: entry.apnsStatus, apnsReason: entry.apnsReason,
+            apnsID: entry.apnsID?.uuidString.lowercased(), plannedAt: entry.plannedAt, notBefore: entry.notBefore,
+            expiresAt: entry.expiresAt, sentAt: entry.sentAt, finishedAt: entry.finishedAt)
     }
 }
