@@ -46,6 +46,21 @@ extension OrderService {
         try await database.customers.relevantOrders(customerRef: customerRef, tenant: tenant)
     }
 
+    /// The tenant an erasure by `principal` acts in: a POS key's own (only a key for every store: erasure reaches them
+    /// all), an admin key's own, or `default` for the bootstrap admin key. Other roles may not erase.
+    public static func erasureTenant(of principal: APIPrincipal) throws(ServiceError) -> String {
+        switch principal.role {
+        case .pos:
+            guard let scope = principal.scope else { throw .forbidden(role: principal.role, allowed: [.pos, .admin]) }
+            guard scope.stores == nil else { throw .erasureNeedsWholeTenant }
+            return scope.tenant
+        case .admin:
+            return principal.tenant ?? TenantScope.defaultTenantName
+        case .barista, .dashboard, .app, .system:
+            throw .forbidden(role: principal.role, allowed: [.pos, .admin])
+        }
+    }
+
     /// Erases one customer of `tenant` everywhere at once (docs/data-lifecycle.md); nil when nothing of theirs is kept.
     public func erase(customerRef: String, tenant: String) async throws(StoreError) -> ErasureCounts? {
         try await database.lifecycle.erase(customerRef: customerRef, tenant: tenant, now: clock.now)

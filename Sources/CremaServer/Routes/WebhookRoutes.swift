@@ -96,18 +96,10 @@ struct WebhookRoutes {
 
     // MARK: - Helpers
 
-    /// The caller and the data it reaches: a POS key its scope, an admin key its tenant, the bootstrap key `default`.
-    static func caller(_ context: CremaRequestContext) throws(APIError) -> (APIPrincipal, TenantScope) {
+    /// The caller and the data it reaches, by the service's rule (`WebhookService.scope(of:)`).
+    static func caller(_ context: CremaRequestContext) throws -> (APIPrincipal, TenantScope) {
         let principal = try context.presentedKey()
-        switch principal.role {
-        case .pos:
-            guard let scope = principal.scope else { throw .forbidden(role: principal.role, allowed: [.pos, .admin]) }
-            return (principal, scope)
-        case .admin:
-            return (principal, TenantScope(tenant: principal.tenant ?? TenantScope.defaultTenantName))
-        case .barista, .dashboard, .app, .system:
-            throw .forbidden(role: principal.role, allowed: [.pos, .admin])
-        }
+        return (principal, try WebhookService.scope(of: principal))
     }
 
     static func id(_ context: CremaRequestContext) throws(APIError) -> UUID {
