@@ -110,12 +110,22 @@ let package = Package(
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
+        // MARK: - Credentials as values: API keys (generated and presented), the principal a key stands for, the master
+        // key that seals secrets. Crypto only, no I/O, so the settings can hold them without the application layer.
+        .target(
+            name: "CremaCredentials",
+            dependencies: ["CremaAPNsProtocol", "CremaCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // MARK: - The application layer: each command as load, decide (core), plan, persist (store), one transaction.
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
+                "CremaCredentials", "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The stream hub: a service of the process that logs.
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -179,7 +189,7 @@ let package = Package(
         // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits): no I/O.
         .target(
             name: "CremaSettings",
-            dependencies: ["CremaAPNsProtocol", "CremaCore", "CremaService", "CremaStore"],
+            dependencies: ["CremaAPNsProtocol", "CremaCore", "CremaCredentials"],
             swiftSettings: swiftSettings
         ),
 
@@ -201,8 +211,8 @@ let package = Package(
         .target(
             name: "CremaServer",
             dependencies: [
-                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaPostgres", "CremaStore", "CremaService", "CremaCivilTime",
-                "CremaSettings", "CremaClock",
+                // No CremaStore, no CremaPostgres: every route goes through a service (scripts/check-imports holds it).
+                "CremaAPNsProtocol", "CremaCore", "CremaAPI", "CremaService", "CremaCivilTime", "CremaSettings", "CremaClock",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,3 @@
-public import CremaCore
 public import Foundation
 
 /// One row of `GET /v1/orders/{id}/deliveries`: a decision and what came of it, in the API's snake_case.
@@ -25,28 +24,32 @@ public struct DeliveryResponse: Sendable, Hashable, Codable {
     public var sentAt: Date?
     public var finishedAt: Date?
 
-    public init(_ entry: DeliveryLogEntry) {
-        id = entry.id
-        orderVersion = entry.orderVersion
-        orderEvent = entry.orderEvent
-        targetKind = entry.targetKind
-        token = entry.token
-        pushType = entry.pushType
-        liveActivityEvent = entry.liveActivityEvent
-        priority = entry.priority
-        collapseID = entry.collapseID
-        state = entry.state
-        reasonCode = entry.reasonCode
-        reason = entry.reason
-        attempts = entry.attempts
-        apnsStatus = entry.apnsStatus
-        apnsReason = entry.apnsReason
-        apnsID = entry.apnsID
-        plannedAt = entry.plannedAt
-        notBefore = entry.notBefore
-        expiresAt = entry.expiresAt
-        sentAt = entry.sentAt
-        finishedAt = entry.finishedAt
+    public init(
+        id: Int64, orderVersion: Int, orderEvent: String?, targetKind: String?, token: String?, pushType: String?, liveActivityEvent: String?,
+        priority: Int?, collapseID: String?, state: String, reasonCode: String, reason: String, attempts: Int, apnsStatus: Int?,
+        apnsReason: String?, apnsID: String?, plannedAt: Date, notBefore: Date, expiresAt: Date?, sentAt: Date?, finishedAt: Date?
+    ) {
+        self.id = id
+        self.orderVersion = orderVersion
+        self.orderEvent = orderEvent
+        self.targetKind = targetKind
+        self.token = token
+        self.pushType = pushType
+        self.liveActivityEvent = liveActivityEvent
+        self.priority = priority
+        self.collapseID = collapseID
+        self.state = state
+        self.reasonCode = reasonCode
+        self.reason = reason
+        self.attempts = attempts
+        self.apnsStatus = apnsStatus
+        self.apnsReason = apnsReason
+        self.apnsID = apnsID
+        self.plannedAt = plannedAt
+        self.notBefore = notBefore
+        self.expiresAt = expiresAt
+        self.sentAt = sentAt
+        self.finishedAt = finishedAt
     }
 
     enum CodingKeys: String, CodingKey {

@@ -183,6 +183,8 @@ public struct CremaProcess: Sendable {
     }
 
     public var pool: PostgresPool { setup.pool }
+    /// The database as the HTTP side's operational routes report it: readiness against `migrator`, the pool's use.
+    public var health: DatabaseHealth { DatabaseHealth(pool: pool, migrator: migrator) }
     public var database: CremaDatabase { service.database }
     public var registry: PrometheusCollectorRegistry { setup.registry }
 }

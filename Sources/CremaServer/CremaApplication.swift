@@ -1,9 +1,7 @@
 import CremaClock
 import CremaCore
-public import CremaPostgres
 public import CremaService
 public import CremaSettings
-import CremaStore
 import Foundation
 public import Hummingbird
 public import Logging
@@ -17,9 +15,9 @@ public import ServiceLifecycle
 public enum CremaApplication {
     /// What the router needs; built once per process (or per test).
     public struct Dependencies: Sendable {
-        public var pool: PostgresPool
+        /// The database as the operational routes report it (readiness, the pool gauge).
+        public var health: DatabaseHealth
         public var service: OrderService
-        public var migrator: Migrator
         public var keys: APIKeys
         public var registry: PrometheusCollectorRegistry
         /// Wakes the dashboard streams; `build` runs it as a service, after the database's change feed.
@@ -48,16 +46,14 @@ public enum CremaApplication {
         /// HTTP side's, so they stop after it.
         public var processServices: [any Service] = []
 
-        /// The parts come from `CremaProcess` (its pool, order service, administration and webhooks).
+        /// The parts come from `CremaProcess` (its database's health, order service, administration and webhooks).
         public init(
-            pool: PostgresPool, service: OrderService, admin: AdminService, webhooks: WebhookService, broadcasts: BroadcastService,
-            migrator: Migrator, keys: APIKeys, registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
+            health: DatabaseHealth, service: OrderService, admin: AdminService, webhooks: WebhookService, broadcasts: BroadcastService,
+            keys: APIKeys, registry: PrometheusCollectorRegistry, streamHub: StreamHub? = nil
         ) {
-            self.streamHub = streamHub
-                ?? StreamHub(changes: service.database.changes, stream: service.database.stream, clock: service.clock, logger: Logger(label: "crema.stream"))
-            self.pool = pool
+            self.streamHub = streamHub ?? StreamHub(service: service, logger: Logger(label: "crema.stream"))
+            self.health = health
             self.service = service
-            self.migrator = migrator
             self.keys = keys
             self.registry = registry
             self.admin = admin
@@ -78,12 +74,12 @@ public enum CremaApplication {
         router.add(
             middleware: AuthenticationMiddleware(
                 keys: dependencies.keys,
-                generated: APIKeyVerifier(keys: dependencies.service.database.apiKeys, cache: dependencies.apiKeyCache, clock: dependencies.service.clock),
+                generated: dependencies.admin.apiKeyVerifier(cache: dependencies.apiKeyCache, clock: dependencies.service.clock),
                 customers: customers))
         router.add(
             middleware: RateLimitMiddleware(
                 limiter: dependencies.rateLimiter, limits: dependencies.service.limits, clock: dependencies.service.clock))
-        OperationsRoutes(pool: dependencies.pool, migrator: dependencies.migrator, registry: dependencies.registry).register(on: router)
+        OperationsRoutes(health: dependencies.health, registry: dependencies.registry).register(on: router)
         StoreRoutes(service: dependencies.service).register(on: router)
         OrderRoutes(service: dependencies.service).register(on: router)
         TokenRoutes(service: dependencies.service).register(on: router)
@@ -92,7 +88,7 @@ public enum CremaApplication {
         ErasureRoutes(service: dependencies.service).register(on: router)
         WebhookRoutes(webhooks: dependencies.webhooks).register(on: router)
         StreamRoutes(
-            changes: dependencies.service.database.stream, hub: dependencies.streamHub, limits: dependencies.service.limits,
+            service: dependencies.service, hub: dependencies.streamHub, limits: dependencies.service.limits,
             heartbeat: dependencies.streamHeartbeat
         ).register(on: router)
         BoardRoutes().register(on: router)
@@ -108,7 +104,7 @@ public enum CremaApplication {
     /// Every tenant's customer token verifiers, from `customerTokens` and the database.
     static func customerTokenDirectory(_ dependencies: Dependencies) -> CustomerTokenDirectory {
         CustomerTokenDirectory(
-            configured: dependencies.customerTokens, settings: dependencies.service.database.customerTokenSettings,
+            configured: dependencies.customerTokens, settings: dependencies.admin.customerTokenSettingsSource,
             masterKey: dependencies.admin.masterKey, logger: Logger(label: "crema.customers"),
             clock: dependencies.customerTokens?.clock ?? dependencies.service.clock)
     }

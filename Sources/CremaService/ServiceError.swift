@@ -1,4 +1,5 @@
 public import CremaAPI
+public import CremaCore
 
 /// Why an administrative, store or webhook operation was refused, in the application layer's own words: no HTTP
 /// status here. `code` is the stable machine-readable code the API answers with; the server maps each case to its
@@ -33,6 +34,10 @@ public enum ServiceError: Error, Sendable, Equatable {
     case idempotencyInProgress
     /// A store's broadcast channel request refused (docs/broadcast.md).
     case broadcast(BroadcastRefusal)
+    /// The caller's role may not do this; `allowed` are the roles that may.
+    case forbidden(role: Role, allowed: Set<Role>)
+    /// A key limited to some stores asked to erase a customer, which reaches every store of the tenant.
+    case erasureNeedsWholeTenant
 
     public var code: String {
         switch self {
@@ -51,6 +56,7 @@ public enum ServiceError: Error, Sendable, Equatable {
         case .webhookDisabled: "webhook_disabled"
         case .idempotencyInProgress: "idempotency_in_progress"
         case .broadcast(let refusal): refusal.code
+        case .forbidden, .erasureNeedsWholeTenant: "forbidden"
         }
     }
 }

@@ -1,6 +1,6 @@
 import CremaAPNsProtocol
 public import CremaCore
-public import CremaService
+public import CremaCredentials
 import Foundation
 
 /// The bearer keys from the environment and the role each one grants: `CREMA_API_KEYS` (the default tenant's

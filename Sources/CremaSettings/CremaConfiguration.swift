@@ -1,6 +1,5 @@
 public import CremaCore
-public import CremaService
-import CremaStore
+public import CremaCredentials
 public import Foundation
 
 /// Everything `crema serve` is configured with, read from the environment names fixed in docs/design.md §9.

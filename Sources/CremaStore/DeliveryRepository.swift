@@ -309,15 +309,22 @@ public struct DeliveryRepository: Sendable {
             guard let first = rows.first, try first.decode("found", as: Int.self) > 0 else { return nil }
             return try rows.compactMap { row -> DeliveryLogEntry? in
                 guard let id = try row.decode("delivery_id", as: Int64?.self) else { return nil }
+                /// A column's text as one of the core's values; a value the core does not know is a decoding failure.
+                func typed<Value: RawRepresentable<String>>(_ column: String, as: Value.Type) throws -> Value? {
+                    guard let text = try row.decode(column, as: String?.self) else { return nil }
+                    guard let value = Value(rawValue: text) else { throw PostgresError(.decoding, detail: "unknown \(column) \(text)") }
+                    return value
+                }
+                guard let state = try typed("state", as: DeliveryState.self) else { throw PostgresError(.decoding, detail: "no state") }
                 return DeliveryLogEntry(
-                    id: id, orderVersion: try row.decode("order_version"), orderEvent: try row.decode("order_event", as: String?.self),
-                    targetKind: try row.decode("target_kind", as: String?.self),
+                    id: id, orderVersion: try row.decode("order_version"), orderEvent: try typed("order_event", as: OrderEventType.self),
+                    targetKind: try typed("target_kind", as: PushTargetKind.self),
                     token: try row.decode("token", as: String?.self).map { $0 + "…" },
-                    pushType: try row.decode("push_type", as: String?.self), liveActivityEvent: try row.decode("la_event", as: String?.self),
+                    pushType: try typed("push_type", as: APNsPushType.self), liveActivityEvent: try typed("la_event", as: LiveActivityEvent.self),
                     priority: try row.decode("priority", as: Int?.self), collapseID: try row.decode("collapse_id", as: String?.self),
-                    state: try row.decode("state"), reasonCode: try row.decode("reason_code"), reason: try row.decode("reason"),
+                    state: state, reasonCode: try row.decode("reason_code"), reason: try row.decode("reason"),
                     attempts: try row.decode("attempts"), apnsStatus: try row.decode("last_status", as: Int?.self),
-                    apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self)?.uuidString.lowercased(),
+                    apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self),
                     plannedAt: try row.decode("created_at"), notBefore: try row.decode("run_at"),
                     expiresAt: try row.decode("expires_at", as: Date?.self), sentAt: try row.decode("sent_at", as: Date?.self),
                     finishedAt: try row.decode("finished_at", as: Date?.self))

@@ -115,7 +115,7 @@ extension Crema {
 
             let host = configuration.host
             var dependencies = CremaApplication.Dependencies(
-                pool: pool, service: process.service, admin: process.admin, webhooks: process.webhooks, broadcasts: process.broadcasts, migrator: process.migrator, keys: keys,
+                health: process.health, service: process.service, admin: process.admin, webhooks: process.webhooks, broadcasts: process.broadcasts, keys: keys,
                 registry: process.registry)
             dependencies.customerTokens = customerTokens
             dependencies.processServices = process.services

@@ -82,13 +82,13 @@ import Testing
     @Test("token answers and delivery logs stay within their schemas") func tokenAnswersAndDeliveryLogsStayWithinTheirSchemas() throws {
         let token = TokenResponse(kind: "live_activity", orderID: UUID(), customerRef: "c-9", environment: .sandbox, redactedToken: "5c0e7d2a…", created: true)
         #expect(try keys(token) == (try document.keys(of: "RegisteredToken").properties))
-        let entry = DeliveryLogEntry(
+        let entry = DeliveryResponse(
             id: 1, orderVersion: 2, orderEvent: "ready", targetKind: "live_activity", token: "5c0e7d2a…", pushType: "liveactivity",
             liveActivityEvent: "update", priority: 10, collapseID: "c", state: "sent", reasonCode: "activity_update_urgent",
             reason: "…", attempts: 1, apnsStatus: 200, apnsReason: "x", apnsID: UUID().uuidString.lowercased(), plannedAt: Self.now,
             notBefore: Self.now, expiresAt: Self.now, sentAt: Self.now, finishedAt: Self.now)
         let (properties, required) = try document.keys(of: "Delivery")
-        let written = try keys(DeliveryResponse(entry))
+        let written = try keys(entry)
         #expect(written == properties)
         #expect(required.isSubset(of: written))
         #expect(try keys(DeliveriesResponse(orderID: UUID(), deliveries: [])) == (try document.keys(of: "Deliveries").properties))

@@ -49,7 +49,7 @@ struct APIHarness {
     /// The HTTP side over `process`, with the harness's keys; `build` runs the process's services too.
     static func dependencies(_ process: CremaProcess) -> CremaApplication.Dependencies {
         var dependencies = CremaApplication.Dependencies(
-            pool: process.pool, service: process.service, admin: process.admin, webhooks: process.webhooks, broadcasts: process.broadcasts, migrator: process.migrator,
+            health: process.health, service: process.service, admin: process.admin, webhooks: process.webhooks, broadcasts: process.broadcasts,
             keys: apiKeys, registry: process.registry)
         dependencies.processServices = process.services
         return dependencies

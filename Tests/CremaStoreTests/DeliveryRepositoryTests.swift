@@ -132,7 +132,7 @@ import Testing
             try await deliveries.record([DeliveryResult(delivery: claimed[0], outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))], now: Date())
             #expect(try await db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self) == 1)
             let log = try #require(try await deliveries.log(orderID: id, in: .default))
-            let alert = try #require(log.first { $0.state == "dead" })
+            let alert = try #require(log.first { $0.state == .dead })
             #expect(alert.apnsStatus == 410)
             #expect(alert.apnsReason == "Unregistered")
         }

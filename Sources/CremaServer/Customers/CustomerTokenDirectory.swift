@@ -3,7 +3,6 @@ public import CremaClock
 import CremaCore
 public import CremaService
 import CremaSettings
-public import CremaStore
 import Foundation
 public import Logging
 public import ServiceLifecycle
@@ -29,7 +28,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
     public var description: String { "CustomerTokenDirectory" }
 
     private let configured: CustomerTokenVerifier?
-    private let settings: CustomerTokenSettingsRepository?
+    private let settings: (any CustomerTokenSettingsSource)?
     private let masterKey: MasterKey?
     private let clock: CremaClock
     private let logger: Logger
@@ -40,7 +39,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
     ///   - settings: where other tenants' settings are; nil: only `configured`.
     ///   - now: the clock tokens are checked against (tests inject one).
     public init(
-        configured: CustomerTokenVerifier?, settings: CustomerTokenSettingsRepository?, masterKey: MasterKey?, logger: Logger,
+        configured: CustomerTokenVerifier?, settings: (any CustomerTokenSettingsSource)?, masterKey: MasterKey?, logger: Logger,
         clock: CremaClock
     ) {
         self.configured = configured
@@ -83,7 +82,7 @@ public final class CustomerTokenDirectory: Service, CustomStringConvertible, Sen
         }
     }
 
-    private func read(_ settings: CustomerTokenSettingsRepository) async {
+    private func read(_ settings: any CustomerTokenSettingsSource) async {
         defer { state.withLock { $0.reading = nil } }
         do {
             var verifiers: [String: CustomerTokenVerifier] = [:]

@@ -1,8 +1,6 @@
 public import CremaAPI
 import CremaCore
-import CremaPostgres
 import CremaService
-import CremaStore
 import Foundation
 public import Hummingbird
 import NIOCore
@@ -59,6 +57,8 @@ extension APIError {
         case .webhookDisabled: self = .webhookDisabled
         case .idempotencyInProgress: self = .idempotencyInProgress
         case .broadcast(let refusal): self = .broadcast(refusal)
+        case .forbidden(let role, let allowed): self = .forbidden(role: role, allowed: allowed)
+        case .erasureNeedsWholeTenant: self = .erasureNeedsWholeTenant
         }
     }
 }

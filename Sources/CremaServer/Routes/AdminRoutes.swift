@@ -2,7 +2,6 @@ import CremaAPI
 import CremaClock
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -54,7 +53,7 @@ struct AdminRoutes {
         guard try context.presentedKey().tenant == nil else { throw APIError.limitsNeedOperator }
         let body = try WireCoding.decode(TenantLimitsDocument.self, from: try await request.bodyData(context: context))
         let overrides = try body.overrides()
-        try await admin.database.limits.put(overrides, tenant: tenant, at: limits.clock.now)
+        try await admin.putLimits(overrides, tenant: tenant)
         limits.forget(tenant)
         context.logger.info("tenant limits set", metadata: ["tenant": "\(tenant)"])
         return try JSONResponse.make(.ok, TenantLimitsDocument(limits.defaults.overridden(by: overrides), own: overrides))
@@ -62,7 +61,7 @@ struct AdminRoutes {
 
     func tenantLimits(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
-        let overrides = try await admin.database.limits.overrides(tenant: tenant)
+        let overrides = try await admin.limitOverrides(tenant: tenant)
         return try JSONResponse.make(
             .ok, TenantLimitsDocument(limits.defaults.overridden(by: overrides ?? TenantLimitOverrides()), own: overrides))
     }
@@ -88,7 +87,7 @@ struct AdminRoutes {
     func tenants(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let principal = try context.presentedKey()
         guard principal.role == .admin else { throw APIError.forbidden(role: principal.role, allowed: [.admin]) }
-        let tenants = try await admin.database.tenants.tenants(only: principal.tenant)
+        let tenants = try await admin.tenants(only: principal.tenant)
         return try JSONResponse.make(.ok, TenantListResponse(tenants: tenants.map(TenantResponse.init)))
     }
 
@@ -96,7 +95,7 @@ struct AdminRoutes {
         let tenant = try Self.tenant(context)
         let principal = try context.authorizeAdmin(tenant: tenant)
         // Only the bootstrap key creates tenants; a tenant's own admin key may rename its tenant.
-        if principal.tenant != nil, try await admin.database.tenants.tenant(id: tenant) == nil { throw APIError.unknownTenant(tenant) }
+        if principal.tenant != nil, try await admin.tenant(id: tenant) == nil { throw APIError.unknownTenant(tenant) }
         let body = try WireCoding.decode(TenantPutRequest.self, from: try await request.bodyData(context: context))
         let (saved, created) = try await admin.putTenant(id: tenant, name: body.name)
         return try JSONResponse.make(created ? .created : .ok, TenantResponse(saved))
@@ -105,13 +104,13 @@ struct AdminRoutes {
     func tenant(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try Self.tenant(context)
         _ = try context.authorizeAdmin(tenant: tenant)
-        guard let record = try await admin.database.tenants.tenant(id: tenant) else { throw APIError.unknownTenant(tenant) }
+        guard let record = try await admin.tenant(id: tenant) else { throw APIError.unknownTenant(tenant) }
         return try JSONResponse.make(.ok, TenantResponse(record))
     }
 
     func apps(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
-        let apps = try await admin.database.tenants.apps(tenant: tenant)
+        let apps = try await admin.apps(tenant: tenant)
         return try JSONResponse.make(.ok, AppListResponse(apps: apps.map(AppResponse.init)))
     }
 
@@ -128,7 +127,7 @@ struct AdminRoutes {
     func putStore(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
-        let (saved, created) = try await StoreService(stores: admin.database.stores).put(
+        let (saved, created) = try await admin.stores.put(
             id: try context.pathParameter("store"), body, tenant: tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
@@ -137,7 +136,7 @@ struct AdminRoutes {
 
     func apnsKeys(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
-        let keys = try await admin.database.apnsKeys.keys(tenant: tenant)
+        let keys = try await admin.apnsKeys(tenant: tenant)
         return try JSONResponse.make(.ok, APNsKeyListResponse(keys: keys.map(APNsKeyResponse.init)))
     }
 
@@ -183,7 +182,7 @@ struct AdminRoutes {
 
     func apiKeys(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
-        let keys = try await admin.database.apiKeys.keys(tenant: tenant)
+        let keys = try await admin.apiKeys(tenant: tenant)
         return try JSONResponse.make(.ok, APIKeyListResponse(keys: keys.map { APIKeyResponse($0) }))
     }
 
@@ -232,7 +231,7 @@ struct AdminRoutes {
     func existingTenant(_ context: CremaRequestContext) async throws -> String {
         let tenant = try Self.tenant(context)
         _ = try context.authorizeAdmin(tenant: tenant)
-        guard try await admin.database.tenants.tenant(id: tenant) != nil else { throw APIError.unknownTenant(tenant) }
+        guard try await admin.tenant(id: tenant) != nil else { throw APIError.unknownTenant(tenant) }
         return tenant
     }
 

@@ -2,7 +2,6 @@ import CremaAPI
 import CremaAPNsProtocol
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import Hummingbird
 import Logging
@@ -24,14 +23,14 @@ struct CustomerRoutes {
 
     func orders(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let orders = try await service.database.customers.orders(customerRef: customer.ref, tenant: customer.tenant)
+        let orders = try await service.customerOrders(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, CustomerOrdersResponse(orders: orders.map(Self.response)))
     }
 
     func order(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let id = try OrderRoutes.orderID(context)
-        guard let read = try await service.database.customers.order(customerRef: customer.ref, tenant: customer.tenant, id: id) else {
+        guard let read = try await service.customerOrder(customerRef: customer.ref, tenant: customer.tenant, id: id) else {
             throw APIError.unknownOrder
         }
         return try ConditionalResponse.make(
@@ -45,8 +44,8 @@ struct CustomerRoutes {
         let id = try OrderRoutes.orderID(context)
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try TokenRoutes.validated(body.token, field: "token")
-        let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: customer.tenant),
+        let registered = try await service.putActivityToken(
+            orderID: id, in: TenantScope(tenant: customer.tenant), token: token, environment: body.environment, bundleID: body.bundleID,
             customerRef: customer.ref, frequentUpdates: body.frequentUpdates ?? true)
         context.logger.info(
             "live activity token registered by the customer",
@@ -74,7 +73,7 @@ struct CustomerRoutes {
     func deleteToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let (kind, token) = try TokenRoutes.kindAndToken(context)
-        guard try await service.database.tokens.deleteCustomerToken(customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token) else {
+        guard try await service.deleteCustomerToken(customerRef: customer.ref, tenant: customer.tenant, kind: kind, token: token) else {
             throw APIError.unknownToken
         }
         return Response(status: .noContent)
@@ -82,7 +81,7 @@ struct CustomerRoutes {
 
     func widget(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let orders = try await service.database.customers.orders(customerRef: customer.ref, tenant: customer.tenant)
+        let orders = try await service.customerOrders(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, Self.widgetFeed(orders))
     }
 

@@ -2,7 +2,6 @@ import CremaAPI
 import CremaClock
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import Hummingbird
 import Logging
@@ -17,14 +16,14 @@ struct ErasureRoutes {
     }
 
     func erase(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let tenant = try Self.tenant(of: try context.presentedKey())
+        let tenant = try OrderService.erasureTenant(of: try context.presentedKey())
         let ref = try context.pathParameter("ref")
         do throws(OrderError) {
             try OrderValidation.customerRef(ref)
         } catch {
             throw APIError.order(error)
         }
-        guard let counts = try await service.database.lifecycle.erase(customerRef: ref, tenant: tenant, now: service.clock.now) else {
+        guard let counts = try await service.erase(customerRef: ref, tenant: tenant) else {
             throw APIError.customerNotFound
         }
         // Counts only: the ref is exactly what was erased.
@@ -35,20 +34,5 @@ struct ErasureRoutes {
                 "tokens": "\(counts.tokens)", "idempotency_keys": "\(counts.idempotencyKeys)",
             ])
         return Response(status: .noContent)
-    }
-
-    /// The tenant an erasure acts in: a POS key's own (only a key for every store: erasure reaches them all), an admin
-    /// key's own, or `default` for the bootstrap admin key.
-    static func tenant(of principal: APIPrincipal) throws(APIError) -> String {
-        switch principal.role {
-        case .pos:
-            guard let scope = principal.scope else { throw .forbidden(role: principal.role, allowed: [.pos, .admin]) }
-            guard scope.stores == nil else { throw .erasureNeedsWholeTenant }
-            return scope.tenant
-        case .admin:
-            return principal.tenant ?? TenantScope.defaultTenantName
-        case .barista, .dashboard, .app, .system:
-            throw .forbidden(role: principal.role, allowed: [.pos, .admin])
-        }
     }
 }

@@ -1,6 +1,5 @@
 import CremaAPI
 import CremaService
-import CremaStore
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,7 +1,6 @@
 import CremaAPI
 import CremaCore
 import CremaService
-import CremaPostgres
 import Foundation
 import Hummingbird
 import NIOCore
@@ -9,8 +8,7 @@ import Prometheus
 
 /// Unauthenticated operational routes: liveness, readiness, Prometheus metrics and the OpenAPI document.
 struct OperationsRoutes {
-    let pool: PostgresPool
-    let migrator: Migrator
+    let health: DatabaseHealth
     let registry: PrometheusCollectorRegistry
 
     nonisolated(unsafe) static let poolGauge = MetricNameDescriptor(
@@ -25,20 +23,10 @@ struct OperationsRoutes {
     }
 
     func ready() async throws -> Response {
-        let readiness: Readiness
-        do {
-            let status = try await pool.withConnection { connection in try await migrator.status(on: connection) }
-            readiness = Readiness(
-                status: status.isCurrent ? "ready" : "unavailable", database: "ok",
-                migrations: .init(applied: status.applied, pending: status.pending))
-        } catch let error as MigrationError {
-            readiness = Readiness(status: "unavailable", database: error.code, migrations: .init(applied: [], pending: []))
-        } catch {
-            // Nothing could be read, so no migration is listed either way: "all pending" read as an empty database.
-            let unreachable = (error as? PostgresError)?.code == .connectionFailed
-            readiness = Readiness(
-                status: "unavailable", database: unreachable ? "unreachable" : "unavailable", migrations: .init(applied: [], pending: []))
-        }
+        let found = await health.readiness()
+        let readiness = Readiness(
+            status: found.isReady ? "ready" : "unavailable", database: found.database,
+            migrations: .init(applied: found.applied, pending: found.pending))
         let ok = readiness.status == "ready"
         return try JSONResponse.make(
             ok ? .ok : .serviceUnavailable, readiness,
@@ -47,7 +35,7 @@ struct OperationsRoutes {
 
     /// Every series; those naming tenants (`TenantSeries`) only with `tenantSeries`, for the bootstrap admin key.
     func metrics(tenantSeries: Bool) async -> Response {
-        let usage = await pool.usage
+        let usage = await health.poolUsage
         for (state, value) in [("open", usage.open), ("leased", usage.leased), ("waiting", usage.waiting), ("max", usage.max)] {
             registry.makeGauge(descriptor: Self.poolGauge, labels: [("state", state)]).set(Double(value))
         }

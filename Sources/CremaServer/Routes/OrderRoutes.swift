@@ -1,8 +1,8 @@
 import CremaService
 import CremaAPI
+import CremaAPNsProtocol
 import CremaClock
 import CremaCore
-import CremaStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -46,8 +46,8 @@ struct OrderRoutes {
     }
 
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await service.database.orders.order(id: try Self.orderID(context), in: caller.scope) else {
+        let caller = try context.authorize(OrderService.orderReaders)
+        guard let detail = try await service.order(id: try Self.orderID(context), in: caller.scope) else {
             throw APIError.unknownOrder
         }
         return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
@@ -55,11 +55,11 @@ struct OrderRoutes {
 
     /// What every surface shows for the order now, and the exact APNs bodies Crema would send for it.
     func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos, .barista, .dashboard])
-        guard let detail = try await service.database.orders.order(id: try Self.orderID(context), in: caller.scope) else {
+        let caller = try context.authorize(OrderService.orderReaders)
+        guard let detail = try await service.order(id: try Self.orderID(context), in: caller.scope) else {
             throw APIError.unknownOrder
         }
-        guard let shop = try await service.database.stores.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
+        guard let shop = try await service.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
         let preview = try OrderPreview(
             order: detail.order, lastEvent: detail.events.last?.type ?? .placed, etaBefore: OrderPreview.etaBefore(lastOf: detail.events),
             store: shop, now: service.clock.now, policy: service.deliveryPolicy)
@@ -68,14 +68,14 @@ struct OrderRoutes {
 
     /// Every delivery decision for the order, skips included, with what APNs answered.
     func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos, .barista, .dashboard])
+        let caller = try context.authorize(OrderService.orderReaders)
         let id = try Self.orderID(context)
-        guard let log = try await service.database.deliveries.log(orderID: id, in: caller.scope) else { throw APIError.unknownOrder }
+        guard let log = try await service.deliveries(orderID: id, in: caller.scope) else { throw APIError.unknownOrder }
         return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log.map(DeliveryResponse.init)))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos, .barista, .dashboard])
+        let caller = try context.authorize(OrderService.orderReaders)
         let query = request.uri.queryParameters
         guard let storeID = query.get("store") else { throw APIError.invalidField(field: "store", reason: "is required") }
         guard StoreID.isValid(storeID) else {
@@ -90,12 +90,12 @@ struct OrderRoutes {
         }
         var limit = 50
         if let text = query.get("limit") {
-            guard let parsed = Int(text), (1...OrderRepository.maxPageSize).contains(parsed) else {
-                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to \(OrderRepository.maxPageSize)")
+            guard let parsed = Int(text), (1...OrderService.maxPageSize).contains(parsed) else {
+                throw APIError.invalidField(field: "limit", reason: "must be an integer from 1 to \(OrderService.maxPageSize)")
             }
             limit = parsed
         }
-        let page = try await service.database.orders.orders(store: storeID, in: caller.scope, state: state, limit: limit, cursor: query.get("cursor"))
+        let page = try await service.orders(store: storeID, in: caller.scope, state: state, limit: limit, cursor: query.get("cursor"))
         return try JSONResponse.make(.ok, OrderPageResponse(orders: page.orders.map { OrderResponse($0) }, nextCursor: page.nextCursor))
     }
 
@@ -121,5 +121,18 @@ struct OrderRoutes {
             key.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
         else { throw .missingIdempotencyKey }
         return key
+    }
+}
+
+extension DeliveryResponse {
+    /// The store's typed log entry in the API's words: each typed field as its raw value, the `apns-id` lowercase.
+    init(_ entry: DeliveryLogEntry) {
+        self.init(
+            id: entry.id, orderVersion: entry.orderVersion, orderEvent: entry.orderEvent?.rawValue, targetKind: entry.targetKind?.rawValue,
+            token: entry.token, pushType: entry.pushType?.rawValue, liveActivityEvent: entry.liveActivityEvent?.rawValue,
+            priority: entry.priority, collapseID: entry.collapseID, state: entry.state.rawValue, reasonCode: entry.reasonCode,
+            reason: entry.reason, attempts: entry.attempts, apnsStatus: entry.apnsStatus, apnsReason: entry.apnsReason,
+            apnsID: entry.apnsID?.uuidString.lowercased(), plannedAt: entry.plannedAt, notBefore: entry.notBefore,
+            expiresAt: entry.expiresAt, sentAt: entry.sentAt, finishedAt: entry.finishedAt)
     }
 }

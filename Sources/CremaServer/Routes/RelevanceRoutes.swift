@@ -1,7 +1,6 @@
 import CremaAPI
 import CremaCore
 import CremaService
-import CremaStore
 import Hummingbird
 
 /// `GET /v1/me/relevance` (docs/design.md §9.2): when and where each of the customer's open orders matters, for the
@@ -15,7 +14,7 @@ struct RelevanceRoutes {
 
     func relevance(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
-        let orders = try await service.database.customers.relevantOrders(customerRef: customer.ref, tenant: customer.tenant)
+        let orders = try await service.relevantOrders(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, Self.response(orders))
     }
 

@@ -1,7 +1,6 @@
 import CremaService
 import CremaAPI
 import CremaCore
-import CremaStore
 import Foundation
 import Hummingbird
 
@@ -20,13 +19,13 @@ struct StoreRoutes {
         // A key limited to some stores may not create or rename others (it may not see them either: 403 for all).
         guard caller.scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
-        let (saved, created) = try await StoreService(stores: service.database.stores).put(id: id, body, tenant: caller.scope.tenant)
+        let (saved, created) = try await service.stores.put(id: id, body, tenant: caller.scope.tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
     func board(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos, .barista, .dashboard])
-        let board = try await service.database.orders.board(store: try Self.storeID(context), in: caller.scope)
+        let caller = try context.authorize(OrderService.orderReaders)
+        let board = try await service.board(store: try Self.storeID(context), in: caller.scope)
         return try JSONResponse.make(.ok, BoardResponse(store: board.store, columns: board.columns))
     }
 

@@ -3,7 +3,6 @@ import CremaAPI
 import CremaClock
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -19,7 +18,7 @@ import ServiceLifecycle
 /// `Last-Event-ID` (or `?last_event_id=`, for a page that reconnects with a new ticket); without one it starts
 /// at the store's current head (a client reads `GET /v1/stores/{store}/board` first).
 struct StreamRoutes {
-    let changes: StreamRepository
+    let service: OrderService
     let hub: StreamHub
     /// Where each tenant's `streams_per_key` comes from (docs/limits.md).
     let limits: TenantLimitsDirectory
@@ -40,7 +39,7 @@ struct StreamRoutes {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         let ticket = [UInt8].random(count: 32).hexEncoded
-        try await changes.issueStreamTicket(
+        try await service.issueStreamTicket(
             ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: hub.clock.now.addingTimeInterval(Self.ticketLifetime)),
@@ -56,7 +55,7 @@ struct StreamRoutes {
         let holder: String
         if context.principal == nil, let ticket = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store of one tenant, once.
-            guard let redeemed = try await changes.redeemStreamTicket(ticket, store: storeID) else { throw APIError.streamTicketInvalid }
+            guard let redeemed = try await service.redeemStreamTicket(ticket, store: storeID) else { throw APIError.streamTicketInvalid }
             scope = TenantScope(tenant: redeemed.tenant, stores: [storeID])
             holder = redeemed.holder ?? "tickets:\(redeemed.tenant)"
         } else {
@@ -72,17 +71,17 @@ struct StreamRoutes {
             guard let value = Int64(resumeFrom), value >= 0 else {
                 throw APIError.invalidField(field: "Last-Event-ID", reason: "must be an event id from this stream")
             }
-            _ = try await changes.streamHead(store: storeID, in: scope)  // 404 for a store outside the scope
+            _ = try await service.streamHead(store: storeID, in: scope)  // 404 for a store outside the scope
             start = value
         } else {
-            start = try await changes.streamHead(store: storeID, in: scope)
+            start = try await service.streamHead(store: storeID, in: scope)
         }
         let tenant = scope.tenant
         guard let subscription = hub.subscribe(tenant: tenant, store: storeID, holder: holder, limit: limit, after: start) else {
             throw APIError.limitReached(.streamsPerKey, limit: limit)
         }
         let (id, wakeUps) = subscription
-        let changes = self.changes
+        let service = self.service
         let hub = self.hub
         let heartbeat = self.heartbeat
         let logger = context.logger
@@ -92,7 +91,7 @@ struct StreamRoutes {
             // so the server can drain (it stops before the hub, services stopping in reverse order).
             try await withGracefulShutdownHandler {
                 try await Self.pump(
-                    &writer, changes: changes, hub: hub, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat
+                    &writer, service: service, hub: hub, tenant: tenant, storeID: storeID, from: start, wakeUps: wakeUps, heartbeat: heartbeat
                 ) { cursor in hub.advance(id, to: cursor) }
             } onGracefulShutdown: {
                 hub.unsubscribe(id)
@@ -110,7 +109,7 @@ struct StreamRoutes {
     /// when nothing was written for `heartbeat`. Returns when the wake-ups end. A page is read and encoded once for
     /// every stream of the store at the same cursor woken by the same change (`StreamHub.page`).
     static func pump(
-        _ writer: inout any ResponseBodyWriter, changes: StreamRepository, hub: StreamHub, tenant: String, storeID: String, from start: Int64,
+        _ writer: inout any ResponseBodyWriter, service: OrderService, hub: StreamHub, tenant: String, storeID: String, from start: Int64,
         wakeUps: AsyncStream<Void>, heartbeat: Duration, advanced: (Int64) -> Void = { _ in }
     ) async throws {
         let store = StoreKey(tenant: tenant, store: storeID)
@@ -124,7 +123,7 @@ struct StreamRoutes {
             repeat {
                 let after = cursor
                 page = try await hub.page(store, after: after) {
-                    let read = try await changes.streamChanges(store: storeID, tenant: tenant, after: after)
+                    let read = try await service.streamChanges(store: storeID, tenant: tenant, after: after)
                     var text = ""
                     for change in read { text += try event(change) }
                     return StreamPage(events: text, last: read.last?.cursor, count: read.count)
@@ -134,7 +133,7 @@ struct StreamRoutes {
                 cursor = last
                 advanced(cursor)
                 lastWrite = clock.now
-            } while page.count == StreamRepository.streamPageSize
+            } while page.count == OrderService.streamPageSize
             if clock.now - lastWrite >= heartbeat {
                 try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
                 lastWrite = clock.now

@@ -1,7 +1,6 @@
 import CremaService
 import CremaAPI
 import CremaCore
-import CremaStore
 import Foundation
 import Hummingbird
 import Logging
@@ -26,8 +25,8 @@ struct TokenRoutes {
         let id = try OrderRoutes.orderID(context)
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
-        let registered = try await service.database.tokens.putActivityToken(
-            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: service.tokenApp(body.bundleID, tenant: caller.scope.tenant),
+        let registered = try await service.putActivityToken(
+            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: body.bundleID,
             frequentUpdates: body.frequentUpdates ?? true)
         context.logger.info(
             "live activity token registered",
@@ -40,7 +39,7 @@ struct TokenRoutes {
 
     func deleteActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let caller = try context.authorize([.app])
-        guard try await service.database.tokens.deleteActivityToken(orderID: try OrderRoutes.orderID(context), in: caller.scope) else { throw APIError.unknownToken }
+        guard try await service.deleteActivityToken(orderID: try OrderRoutes.orderID(context), in: caller.scope) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 
@@ -61,7 +60,7 @@ struct TokenRoutes {
     func deleteCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let caller = try context.authorize([.app])
         let (ref, kind, token) = try Self.customerParameters(context)
-        guard try await service.database.tokens.deleteCustomerToken(customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token) else { throw APIError.unknownToken }
+        guard try await service.deleteCustomerToken(customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 

@@ -1,7 +1,6 @@
 import CremaAPI
 import CremaCore
 import CremaService
-import CremaStore
 import Foundation
 import Hummingbird
 import Logging
@@ -39,20 +38,20 @@ struct WebhookRoutes {
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (_, scope) = try Self.caller(context)
-        let endpoints = try await webhooks.database.webhooks.endpoints(in: scope)
+        let endpoints = try await webhooks.endpoints(in: scope)
         return try JSONResponse.make(.ok, WebhookEndpointListResponse(webhooks: endpoints.map { WebhookEndpointResponse($0) }))
     }
 
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (_, scope) = try Self.caller(context)
-        guard let endpoint = try await webhooks.database.webhooks.endpoint(id: try Self.id(context), in: scope) else { throw APIError.unknownWebhook }
+        guard let endpoint = try await webhooks.endpoint(id: try Self.id(context), in: scope) else { throw APIError.unknownWebhook }
         return try JSONResponse.make(.ok, WebhookEndpointResponse(endpoint))
     }
 
     func delete(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (_, scope) = try Self.caller(context)
         let id = try Self.id(context)
-        guard try await webhooks.database.webhooks.delete(id: id, in: scope) else { throw APIError.unknownWebhook }
+        guard try await webhooks.delete(id: id, in: scope) else { throw APIError.unknownWebhook }
         context.logger.info("webhook deleted", metadata: ["webhook": "\(id.uuidString.lowercased())"])
         return Response(status: .noContent)
     }
@@ -72,7 +71,7 @@ struct WebhookRoutes {
             guard let parsed = Int64(text), parsed > 0 else { throw APIError.invalidField(field: "before", reason: "must be a delivery id") }
             before = parsed
         }
-        guard let log = try await webhooks.database.webhooks.deliveries(endpoint: try Self.id(context), in: scope, limit: limit, before: before) else {
+        guard let log = try await webhooks.deliveries(endpoint: try Self.id(context), in: scope, limit: limit, before: before) else {
             throw APIError.unknownWebhook
         }
         let max = webhooks.policy.retry.maxAttempts
@@ -97,18 +96,10 @@ struct WebhookRoutes {
 
     // MARK: - Helpers
 
-    /// The caller and the data it reaches: a POS key its scope, an admin key its tenant, the bootstrap key `default`.
-    static func caller(_ context: CremaRequestContext) throws(APIError) -> (APIPrincipal, TenantScope) {
+    /// The caller and the data it reaches, by the service's rule (`WebhookService.scope(of:)`).
+    static func caller(_ context: CremaRequestContext) throws -> (APIPrincipal, TenantScope) {
         let principal = try context.presentedKey()
-        switch principal.role {
-        case .pos:
-            guard let scope = principal.scope else { throw .forbidden(role: principal.role, allowed: [.pos, .admin]) }
-            return (principal, scope)
-        case .admin:
-            return (principal, TenantScope(tenant: principal.tenant ?? TenantScope.defaultTenantName))
-        case .barista, .dashboard, .app, .system:
-            throw .forbidden(role: principal.role, allowed: [.pos, .admin])
-        }
+        return (principal, try WebhookService.scope(of: principal))
     }
 
     static func id(_ context: CremaRequestContext) throws(APIError) -> UUID {

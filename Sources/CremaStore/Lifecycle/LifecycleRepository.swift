@@ -17,15 +17,6 @@ public struct LifecycleRepository: Repository {
         public var reason: ExpiryReason
     }
 
-    /// What one erasure removed, as logged in `customer_erasures`.
-    public struct ErasureCounts: Sendable, Hashable, Codable {
-        public var orders: Int
-        public var events: Int
-        public var deliveries: Int
-        public var tokens: Int
-        public var idempotencyKeys: Int
-    }
-
     /// Up to `limit` orders of every tenant that `OrderExpiry.due` says are overdue at `now`, oldest first. The SQL only
     /// narrows the scan (by the two partial indexes); the core's rule decides.
     /// Orders in `excluding` are left out (the sweep's quarantine of orders whose close failed).

@@ -52,7 +52,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     let sweepInterval: Duration
     /// Reads the stores' heads and the keys' validity on each tick; nil wakes every stream on each tick instead.
     let stream: StreamRepository?
-    let clock: CremaClock
+    public let clock: CremaClock
     private let state = Mutex(State())
 
     public var description: String { "StreamHub" }
@@ -71,7 +71,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
 
     /// Wake-ups for one stream of `store` counted against `holder`; the first one is already pending. Ends when the hub
     /// shuts down. Nil when `holder` already holds `limit` streams.
-    func subscribe(tenant: String, store: String, holder: String, limit: Int, after cursor: Int64 = 0) -> (id: Int, wakeUps: AsyncStream<Void>)? {
+    public func subscribe(tenant: String, store: String, holder: String, limit: Int, after cursor: Int64 = 0) -> (id: Int, wakeUps: AsyncStream<Void>)? {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
         let id: Int? = state.withLock { state in
@@ -90,7 +90,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
         return (id, stream)
     }
 
-    func unsubscribe(_ id: Int) {
+    public func unsubscribe(_ id: Int) {
         state.withLock { state -> Subscriber? in
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
             let left = state.held[subscriber.holder, default: 1] - 1
@@ -106,7 +106,7 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     /// The page of `store`'s changes after `cursor`: read (and encoded) by the first stream that asks after a wake-up,
     /// and handed to every other stream of the store at the same cursor woken by the same change. A thousand streams
     /// of one store cost one read and one encoding per change, not a thousand.
-    func page(_ store: StoreKey, after cursor: Int64, read: @escaping @Sendable () async throws -> StreamPage) async throws -> StreamPage {
+    public func page(_ store: StoreKey, after cursor: Int64, read: @escaping @Sendable () async throws -> StreamPage) async throws -> StreamPage {
         let task = state.withLock { state -> Task<StreamPage, any Error> in
             let generation = state.generations[store, default: 0]
             if let shared = state.reads[store], shared.after == cursor, shared.generation == generation { return shared.task }
@@ -118,22 +118,27 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     /// Notes that stream `id` has written everything up to `cursor`.
-    func advance(_ id: Int, to cursor: Int64) {
+    public func advance(_ id: Int, to cursor: Int64) {
         state.withLock { state in state.subscribers[id]?.cursor = cursor }
     }
 
     /// What one tick did.
-    struct Tick: Sendable, Hashable {
+    public struct Tick: Sendable, Hashable {
         /// Streams woken to read their changes.
-        var woken: Int
+        public var woken: Int
         /// Streams closed because their key can no longer be used.
-        var closed: Int
+        public var closed: Int
+
+        public init(woken: Int, closed: Int) {
+            self.woken = woken
+            self.closed = closed
+        }
     }
 
     /// One tick: wakes the streams behind their store's head and closes those of unusable keys, in two statements for
     /// all of them; wakes every stream when the heads cannot be read.
     @discardableResult
-    func tick() async -> Tick {
+    public func tick() async -> Tick {
         guard let stream else { return Tick(woken: wake(nil), closed: 0) }
         let (stores, keys) = state.withLock { state in
             (Set(state.subscribers.values.map(\.store)), Set(state.subscribers.values.compactMap { Self.keyID(of: $0.holder) }))
@@ -171,13 +176,13 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
     }
 
     /// Streams `holder` holds open now.
-    func streams(heldBy holder: String) -> Int {
+    public func streams(heldBy holder: String) -> Int {
         state.withLock { $0.held[holder, default: 0] }
     }
 
     /// Wakes the subscribers of `stores`, or all of them when `stores` is nil; returns how many.
     @discardableResult
-    func wake(_ stores: Set<StoreKey>?) -> Int {
+    public func wake(_ stores: Set<StoreKey>?) -> Int {
         state.withLock { state in
             var woken = 0
             var stirred = Set<StoreKey>()
@@ -230,11 +235,24 @@ public final class StreamHub: Service, CustomStringConvertible, Sendable {
 }
 
 /// Changes of one store encoded as Server-Sent Events, ready to write to every stream at the cursor they follow.
-struct StreamPage: Sendable {
+public struct StreamPage: Sendable {
     /// The events' text, in cursor order.
-    var events: String
+    public var events: String
     /// The cursor of the last event; nil when there was none.
-    var last: Int64?
+    public var last: Int64?
     /// How many changes the page holds (a full page means more may follow).
-    var count: Int
+    public var count: Int
+
+    public init(events: String, last: Int64?, count: Int) {
+        self.events = events
+        self.last = last
+        self.count = count
+    }
+}
+
+extension StreamHub {
+    /// The hub of `service`'s database: its change feed, and its stream reads for the tick.
+    public convenience init(service: OrderService, logger: Logger) {
+        self.init(changes: service.database.changes, stream: service.database.stream, clock: service.clock, logger: logger)
+    }
 }
