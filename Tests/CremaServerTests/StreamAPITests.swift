@@ -63,18 +63,24 @@ import Testing
         }
     }
 
+    /// On virtual time: the heartbeat is 15 s of the hub's clock, and the test moves that clock instead of waiting. A tick
+    /// before the 15 s writes nothing; one after writes the keepalive.
     @Test("a quiet stream sends keepalive comments") func aQuietStreamSendsKeepaliveComments() async throws {
-        try await StreamHarness.run(heartbeat: .milliseconds(100)) { h in
+        let clock = TestClock(Date())
+        try await StreamHarness.run(heartbeat: .seconds(15), tickEvery: .seconds(3600), clock: clock.crema) { h in
             try await h.api.createStore()
             let response = try await h.http.execute(
                 h.request(as: .dashboard, ticket: nil, store: "market-st", lastEventID: nil), deadline: .now() + .seconds(60))
+            var body = response.body.makeAsyncIterator()
             var text = ""
-            for try await buffer in response.body {
-                text += String(buffer: buffer)
-                if text.contains(": keepalive\n\n") { break }
-            }
-            #expect(text.hasPrefix("retry: 2000\n: connected\n\n"))
-            #expect(text.contains(": keepalive\n\n"))
+            while !text.hasSuffix(": connected\n\n"), let buffer = try await body.next() { text += String(buffer: buffer) }
+            #expect(text == "retry: 2000\n: connected\n\n")
+            await clock.advance(14)
+            #expect(await h.hub.tick().woken == 1)
+            await clock.advance(1)
+            #expect(await h.hub.tick().woken == 1)
+            while !text.contains(": keepalive\n\n"), let buffer = try await body.next() { text += String(buffer: buffer) }
+            #expect(text == "retry: 2000\n: connected\n\n: keepalive\n\n", "nothing is written before the heartbeat, the keepalive after it")
         }
     }
 
@@ -219,14 +225,14 @@ struct StreamHarness: Sendable {
     /// stream on each tick, as tests that count on the tick's wake-up expect.
     static func run(
         _ label: String = #function, heartbeat: Duration = .seconds(15), readsHeads: Bool = false, tickEvery: Duration = .seconds(2),
-        _ body: @escaping @Sendable (StreamHarness) async throws -> Void
+        clock: CremaClock = .system, _ body: @escaping @Sendable (StreamHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(label) { db in
             var dependencies = try APIHarness.dependencies(pool: db.pool, conninfo: db.conninfo)
             let changes = try #require(dependencies.service.database.changes)
             dependencies.streamHeartbeat = heartbeat
             let hub = StreamHub(
-                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, clock: .system, logger: Logger(label: "test"))
+                changes: changes, stream: readsHeads ? dependencies.service.database.stream : nil, sweepInterval: tickEvery, clock: clock, logger: Logger(label: "test"))
             dependencies.streamHub = hub
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
