@@ -38,13 +38,13 @@
 -- own, because pgbench refuses gset inside a pipeline (Crema sends it in the same flight).
 \startpipeline
 BEGIN ISOLATION LEVEL READ COMMITTED;
-INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-SELECT 'default', k.store_id, 'pos', :key, 'POST /v1/orders', :placed_request, 0, ''
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
+SELECT 'default', k.store_id, 'pos', :key, 'POST /v1/orders', :placed_request, 0, '', now()::timestamptz
 FROM (SELECT ('s' || :st)::text AS store_id) k
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+        response_status = 0, response_body = '', created_at = EXCLUDED.created_at
+    WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 \endpipeline
 WITH s AS (
@@ -167,31 +167,31 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 ) h) AS history
 FROM o;
 \if :stage = 1
-INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"barista":"Sam","type":"started"}', 0, ''
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
+SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"barista":"Sam","type":"started"}', 0, '', now()::timestamptz
 FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+        response_status = 0, response_body = '', created_at = EXCLUDED.created_at
+    WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 \elif :stage = 2
-INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"ready"}', 0, ''
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
+SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"ready"}', 0, '', now()::timestamptz
 FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+        response_status = 0, response_body = '', created_at = EXCLUDED.created_at
+    WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 \else
-INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-SELECT 'default', k.store_id, 'pos', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"picked_up"}', 0, ''
+INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
+SELECT 'default', k.store_id, 'pos', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"picked_up"}', 0, '', now()::timestamptz
 FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-        response_status = 0, response_body = '', created_at = now()
-    WHERE idempotency_keys.created_at < now() - make_interval(secs => 86400)
+        response_status = 0, response_body = '', created_at = EXCLUDED.created_at
+    WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 \endif
 \endpipeline

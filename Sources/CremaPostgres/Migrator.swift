@@ -125,7 +125,7 @@ public struct Migrator: Sendable {
                 try await connection.query(
                     """
                     INSERT INTO schema_repeatables (name, checksum) VALUES (\(migration.name), \(migration.checksum))
-                    ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+                    ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = EXCLUDED.applied_at
                     """)
                 try await connection.simpleQuery("COMMIT")
             } catch {

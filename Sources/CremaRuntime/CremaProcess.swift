@@ -104,7 +104,7 @@ public struct CremaProcess: Sendable {
         migrator = Migrator(migrations: try CremaMigrations.all(), logger: logger)
         // The feed's few milliseconds of batching are I/O timing, not time the domain sees: real time, even in a test.
         let changes = ChangeFeed(pool: setup.pool, conninfo: setup.conninfo, clock: .system, logger: logger)
-        let database = CremaDatabase(pool: setup.pool, reads: Self.standbyReads(setup), changes: changes)
+        let database = CremaDatabase(pool: setup.pool, reads: Self.standbyReads(setup), changes: changes, clock: setup.clock)
         let service = OrderService(
             database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, clock: setup.clock, makeID: setup.makeID)
         self.changes = changes

@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaCore
 public import CremaPostgres
 
@@ -30,23 +31,28 @@ public struct CremaDatabase: Sendable {
     /// Where the board, the stream, the order lists and the customer's reads go: a standby when one is configured.
     public let reads: StandbyReads
 
+    /// The process's one clock, the time every repository writes and compares in SQL (bound as a parameter, never the
+    /// database's `now()`), so a time Crema reports and a time it stores are the same clock's.
+    public let clock: CremaClock
+
     /// `reads` nil: every read on `pool`.
-    public init(pool: PostgresPool, reads: StandbyReads? = nil, changes: ChangeFeed? = nil) {
+    public init(pool: PostgresPool, reads: StandbyReads? = nil, changes: ChangeFeed? = nil, clock: CremaClock) {
         self.pool = pool
+        self.clock = clock
         self.changes = changes
         let reads = reads ?? StandbyReads(primary: pool)
         self.reads = reads
-        stores = StoreRepository(pool: pool)
+        stores = StoreRepository(pool: pool, clock: clock)
         orders = OrderRepository(pool: pool, reads: reads)
-        tokens = TokenRepository(pool: pool)
-        stream = StreamRepository(pool: pool, reads: reads)
+        tokens = TokenRepository(pool: pool, clock: clock)
+        stream = StreamRepository(pool: pool, reads: reads, clock: clock)
         deliveries = DeliveryRepository(pool: pool)
-        idempotency = IdempotencyRepository(pool: pool)
-        customers = CustomerRepository(pool: pool, reads: reads)
-        tenants = TenantRepository(pool: pool)
-        apnsKeys = APNsKeyRepository(pool: pool)
-        apiKeys = APIKeyRepository(pool: pool)
-        customerTokenSettings = CustomerTokenSettingsRepository(pool: pool)
+        idempotency = IdempotencyRepository(pool: pool, clock: clock)
+        customers = CustomerRepository(pool: pool, reads: reads, clock: clock)
+        tenants = TenantRepository(pool: pool, clock: clock)
+        apnsKeys = APNsKeyRepository(pool: pool, clock: clock)
+        apiKeys = APIKeyRepository(pool: pool, clock: clock)
+        customerTokenSettings = CustomerTokenSettingsRepository(pool: pool, clock: clock)
         lifecycle = LifecycleRepository(pool: pool)
         webhooks = WebhookRepository(pool: pool)
         limits = TenantLimitsRepository(pool: pool)

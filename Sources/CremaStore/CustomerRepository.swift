@@ -1,5 +1,6 @@
 public import CremaAPNsProtocol
 public import CremaCore
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -24,8 +25,12 @@ public struct CustomerRepository: Repository {
     /// Where the reads that may come from a standby go (`CREMA_DATABASE_READ_URL`).
     public let reads: StandbyReads
 
-    public init(pool: PostgresPool, reads: StandbyReads? = nil) {
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, reads: StandbyReads? = nil, clock: CremaClock) {
         self.pool = pool
+        self.clock = clock
         self.reads = reads ?? StandbyReads(primary: pool)
     }
 
@@ -41,7 +46,7 @@ public struct CustomerRepository: Repository {
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)
-                      AND (state IN \(unescaped: OpenOrderSQL.states) OR updated_at >= now() - make_interval(secs => \(Self.recentWindow)))
+                      AND (state IN \(unescaped: OpenOrderSQL.states) OR updated_at >= \(clock.now.addingTimeInterval(-Self.recentWindow)))
                     -- Open orders first, so the cap can only ever drop finished ones.
                     ORDER BY state IN \(unescaped: OpenOrderSQL.states) DESC, placed_at DESC, order_id DESC
                     LIMIT \(Self.listLimit)

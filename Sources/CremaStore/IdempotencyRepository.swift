@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -9,7 +10,13 @@ public struct IdempotencyRepository: Repository {
 
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     /// Deletes keys older than the window and says how many went. Correctness does not depend on it (an
     /// expired key is reclaimed on use); it keeps the table small.
@@ -20,7 +27,7 @@ public struct IdempotencyRepository: Repository {
                     """
                     WITH gone AS (
                         DELETE FROM idempotency_keys
-                        WHERE created_at < now() - make_interval(secs => \(Self.window)) RETURNING 1
+                        WHERE created_at < \(clock.now.addingTimeInterval(-Self.window)) RETURNING 1
                     ) SELECT count(*) AS n FROM gone
                     """)
                 return try rows.first?.decode("n", as: Int.self) ?? 0
@@ -50,19 +57,20 @@ public struct IdempotencyRepository: Repository {
     /// Administrative keys are kept under the empty store id (they belong to the tenant, not to a store); an
     /// unanswered claim is marked by status 0, as inside an order command's transaction.
     public func claim(_ request: IdempotentRequest, tenant: String) async throws(StoreError) -> Claim {
-        try await database {
+        let now = clock.now
+        return try await database {
             try await pool.withConnection { connection in
                 let claimed = try await connection.query(
                     """
                     INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body,
-                                                  response_status, response_body)
-                    VALUES (\(tenant), '', \(request.scope), \(request.key), \(request.path), \(request.body), 0, '')
+                                                  response_status, response_body, created_at)
+                    VALUES (\(tenant), '', \(request.scope), \(request.key), \(request.path), \(request.body), 0, '', \(now))
                     ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
                         SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-                            response_status = 0, response_body = '', created_at = now()
-                        WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.window))
+                            response_status = 0, response_body = '', created_at = \(now)
+                        WHERE idempotency_keys.created_at < \(now.addingTimeInterval(-Self.window))
                            OR (idempotency_keys.response_status = 0
-                               AND idempotency_keys.created_at < now() - make_interval(secs => \(Self.pendingLease)))
+                               AND idempotency_keys.created_at < \(now.addingTimeInterval(-Self.pendingLease)))
                     RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS claimed_at
                     """)
                 if let row = claimed.first {

@@ -49,18 +49,20 @@ enum OrderStatements {
         var scope: TenantScope
         var request: IdempotentRequest
         var source: StoreSource
+        /// The command's time (OrderService's clock): when the key is claimed, and what its window is measured from.
+        var now: Date
 
         var key: StoreSource.Kind { source.kind }
 
         func sql<SQL: PostgresSQL>() -> SQL {
             """
-            INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body)
-            SELECT \(scope.tenant), k.store_id, \(request.scope), \(request.key), \(request.path), \(request.body), 0, ''
+            INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
+            SELECT \(scope.tenant), k.store_id, \(request.scope), \(request.key), \(request.path), \(request.body), 0, '', \(now)::timestamptz
             FROM \(store() as SQL) k
             ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
                 SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
-                    response_status = 0, response_body = '', created_at = now()
-                WHERE idempotency_keys.created_at < now() - make_interval(secs => \(IdempotencyRepository.window))
+                    response_status = 0, response_body = '', created_at = EXCLUDED.created_at
+                WHERE idempotency_keys.created_at < \(now.addingTimeInterval(-IdempotencyRepository.window))
             RETURNING 1
             """
         }

@@ -50,7 +50,7 @@ public struct OrderTransaction: Sendable {
     /// transaction's `BEGIN`. A replay rolls back (the number is not spent) and answers what was stored.
     public func openPlacement(_ request: IdempotentRequest, store: String, customerRef: String?, now: Date) async throws -> Opening<Placement> {
         let answers = try await connection.pipeline([
-            OrderStatements.Claim(scope: scope, request: request, source: .store(store)).query,
+            OrderStatements.Claim(scope: scope, request: request, source: .store(store), now: now).query,
             OrderStatements.PlacementRead(scope: scope, store: store, customerRef: customerRef, defaultBundleID: defaultBundleID, now: now).query,
         ])
         if answers[0].isEmpty { return .replay(try await storedAnswer(request, store: store)) }
@@ -64,7 +64,7 @@ public struct OrderTransaction: Sendable {
     public func openOrder(id: UUID, _ request: IdempotentRequest, now: Date) async throws -> Opening<LockedOrder> {
         let answers = try await connection.pipeline([
             OrderStatements.OrderRead(scope: scope, id: id, defaultBundleID: defaultBundleID, now: now).query,
-            OrderStatements.Claim(scope: scope, request: request, source: .order(id)).query,
+            OrderStatements.Claim(scope: scope, request: request, source: .order(id), now: now).query,
         ])
         guard let row = answers[0].first else { return .opened(nil) }
         let order = try OrderRow.order(from: row)

@@ -1,11 +1,18 @@
 public import CremaCore
+public import CremaClock
 public import CremaPostgres
 
 /// The coffee shops orders are placed at: created or renamed by the POS, read by everything else.
 public struct StoreRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     /// The columns `store(from:)` reads.
     static let columns: StaticString =
@@ -32,7 +39,7 @@ public struct StoreRepository: Repository {
                     INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes, latitude, longitude)
                     VALUES (\(tenant), \(id), \(name), \(timezone), \(readyExpiryMinutes ?? ExpiryLimits.standard.readyMinutes),
                             \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes), \(place?.latitude), \(place?.longitude))
-                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = now(),
+                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = \(clock.now),
                         ready_expiry_minutes = coalesce(\(readyExpiryMinutes), stores.ready_expiry_minutes),
                         queued_expiry_minutes = coalesce(\(queuedExpiryMinutes), stores.queued_expiry_minutes),
                         latitude = CASE WHEN \(keepLocation)::boolean THEN stores.latitude ELSE EXCLUDED.latitude END,

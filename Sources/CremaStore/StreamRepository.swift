@@ -1,6 +1,7 @@
 public import CremaAPNsProtocol
 public import CremaCore
 public import Foundation
+public import CremaClock
 public import CremaPostgres
 
 /// One change on a store's stream: the order as it is now, with its stored projection, and the stream cursor
@@ -17,8 +18,12 @@ public struct StreamRepository: Repository {
     /// Where the reads that may come from a standby go (`CREMA_DATABASE_READ_URL`).
     public let reads: StandbyReads
 
-    public init(pool: PostgresPool, reads: StandbyReads? = nil) {
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, reads: StandbyReads? = nil, clock: CremaClock) {
         self.pool = pool
+        self.clock = clock
         self.reads = reads ?? StandbyReads(primary: pool)
     }
 
@@ -124,11 +129,11 @@ public struct StreamRepository: Repository {
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
-                _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < now()")
+                _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < \(clock.now)")
                 _ = try await connection.query(
                     """
                     INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at, holder)
-                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), now() + make_interval(secs => \(lifetime)), \(holder))
+                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), \(clock.now.addingTimeInterval(lifetime)), \(holder))
                     """)
             }
         }
@@ -143,7 +148,7 @@ public struct StreamRepository: Repository {
                     """
                     DELETE FROM stream_tickets
                     WHERE store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket), 'UTF8'))
-                    RETURNING tenant_id, holder, expires_at > now() AS valid
+                    RETURNING tenant_id, holder, expires_at > \(clock.now) AS valid
                     """)
                 guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
                 return RedeemedStreamTicket(tenant: try row.decode("tenant_id"), holder: try row.decode("holder"))

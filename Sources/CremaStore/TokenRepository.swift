@@ -1,5 +1,6 @@
 public import CremaAPNsProtocol
 public import CremaCore
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -17,7 +18,13 @@ public struct RegisteredToken: Sendable, Hashable {
 public struct TokenRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     /// Registers or rotates an order's Live Activity update token: one per order, replaced in place so pushes
     /// already planned go to the new token. A token moved from another order is taken from it.
@@ -40,7 +47,7 @@ public struct TokenRepository: Repository {
                 let app = try await Self.app(bundleID, tenant: scope.tenant, on: connection)
                 try await connection.query(
                     """
-                    UPDATE push_targets SET retired_at = now(), retired_reason = 'reassigned'
+                    UPDATE push_targets SET retired_at = \(clock.now), retired_reason = 'reassigned'
                     WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND token = \(token) AND order_id <> \(orderID) AND retired_at IS NULL
                       AND (\(customerRef)::text IS NULL
                            OR order_id IN (SELECT order_id FROM orders
@@ -53,7 +60,7 @@ public struct TokenRepository: Repository {
                             \(frequentUpdates)::boolean)
                     ON CONFLICT (tenant_id, store_id, order_id) WHERE retired_at IS NULL DO UPDATE
                         SET token = EXCLUDED.token, environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id,
-                            frequent_updates = EXCLUDED.frequent_updates, updated_at = now()
+                            frequent_updates = EXCLUDED.frequent_updates, updated_at = \(clock.now)
                     RETURNING target_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(
@@ -71,7 +78,7 @@ public struct TokenRepository: Repository {
                 guard let store: String = try orders.first?.decode("store_id") else { throw StoreError.unknownOrder }
                 let rows = try await connection.query(
                     """
-                    UPDATE push_targets SET retired_at = now(), retired_reason = 'unregistered by the app'
+                    UPDATE push_targets SET retired_at = \(clock.now), retired_reason = 'unregistered by the app'
                     WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND order_id = \(orderID) AND retired_at IS NULL RETURNING 1
                     """)
                 return !rows.isEmpty
@@ -99,7 +106,7 @@ public struct TokenRepository: Repository {
                 if let replaces, replaces != token {
                     try await connection.query(
                         """
-                        UPDATE customer_tokens SET retired_at = now(), retired_reason = 'rotated'
+                        UPDATE customer_tokens SET retired_at = \(clock.now), retired_reason = 'rotated'
                         WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(replaces) AND retired_at IS NULL
                         """)
                 }
@@ -121,7 +128,7 @@ public struct TokenRepository: Repository {
                     INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment, bundle_id)
                     VALUES (\(tenant), \(customerRef), \(kind.rawValue), \(token), \(environment.rawValue), \(app))
                     ON CONFLICT (tenant_id, customer_ref, kind, token) WHERE retired_at IS NULL DO UPDATE
-                        SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = now()
+                        SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = \(clock.now)
                     RETURNING token_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(
@@ -152,7 +159,7 @@ public struct TokenRepository: Repository {
             try await pool.withConnection { connection in
                 !(try await connection.query(
                     """
-                    UPDATE customer_tokens SET retired_at = now(), retired_reason = 'unregistered by the app'
+                    UPDATE customer_tokens SET retired_at = \(clock.now), retired_reason = 'unregistered by the app'
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(token)
                       AND retired_at IS NULL
                     RETURNING 1

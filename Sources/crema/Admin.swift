@@ -38,7 +38,7 @@ extension Crema {
                 // The key serve seals with: CREMA_MASTER_KEY, or on the embedded cluster .crema/master-key, so a .p8 stored
                 // here is one serve can open (and one stored by serve's admin routes is one this can replace).
                 let masterKey = try Runtime.masterKey(configuration, privateDatabase: database.cluster != nil)
-                let result = try await body(AdminService(database: CremaDatabase(pool: pool), masterKey: masterKey, clock: .system))
+                let result = try await body(AdminService(database: CremaDatabase(pool: pool, clock: .system), masterKey: masterKey, clock: .system))
                 await pool.close()
                 try await database.stopClusterIfStartedHere()
                 return result

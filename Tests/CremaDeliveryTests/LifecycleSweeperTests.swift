@@ -20,7 +20,7 @@ import Testing
     static func sweeper(
         _ db: TestDatabase, clock: TestClock, retentionDays: Int = 30, registry: PrometheusCollectorRegistry = .init()
     ) -> (OrderService, LifecycleSweeper) {
-        let service = OrderService(database: CremaDatabase(pool: db.pool), clock: clock.crema)
+        let service = OrderService(database: CremaDatabase(pool: db.pool, clock: clock.crema), clock: clock.crema)
         return (service, LifecycleSweeper(service: service, retentionDays: retentionDays, clock: clock.crema, registry: registry, logger: logger))
     }
 

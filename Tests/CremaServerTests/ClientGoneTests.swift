@@ -17,7 +17,7 @@ import Testing
     @Test("a client that leaves mid request has its statement cancelled on the server") func aClientThatLeavesMidRequestHasItsStatementCancelledOnTheServer() async throws {
         let (lines, line) = AsyncStream<LogEvent>.makeStream()
         try await LiveServer.run(.init(), logger: Logger(label: "test") { _ in StreamingLogHandler(line) }) { server in
-            let service = OrderService(database: CremaDatabase(pool: server.db.pool), clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: server.db.pool, clock: .system), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             let placed = try await service.place(
                 OrderPlacement(

@@ -1,4 +1,5 @@
 import CremaAPI
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaServer
@@ -27,7 +28,7 @@ import Testing
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let clock = TestClock(Date())
             let directory = CustomerTokenDirectory(
-                configured: nil, settings: CremaDatabase(pool: pool).customerTokenSettings, masterKey: nil, logger: Logger(label: "test"),
+                configured: nil, settings: CremaDatabase(pool: pool, clock: .system).customerTokenSettings, masterKey: nil, logger: Logger(label: "test"),
                 clock: clock.crema)
             func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }
             let start = try await trips()

@@ -95,7 +95,7 @@ struct DeliveryHarness: Sendable {
                     // The client is the harness's to close (after the run), so the process gets it without the simulator.
                     setup.apns = APNsRuntime(client: client, signingKey: key, simulator: nil, bundleID: bundleID)
                     setup.keyring = SigningKeyring(
-                        repository: CremaDatabase(pool: setup.pool).apnsKeys, masterKey: setup.masterKey, configured: [bundleID: key], logger: logger,
+                        repository: CremaDatabase(pool: setup.pool, clock: .system).apnsKeys, masterKey: setup.masterKey, configured: [bundleID: key], logger: logger,
                         clock: clock.crema)
                     return try CremaProcess(setup)
                 }

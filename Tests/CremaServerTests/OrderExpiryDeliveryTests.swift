@@ -26,7 +26,7 @@ import Testing
 
             // The sweep's clock reads two hours and a minute later (the store's default limit is two hours); the close
             // goes through an order service on the same database, as another crema process would.
-            let service = OrderService(database: CremaDatabase(pool: h.db.pool), defaultBundleID: H.bundleID, clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: h.db.pool, clock: .system), defaultBundleID: H.bundleID, clock: .system)
             let sweeper = LifecycleSweeper(
                 service: service, retentionDays: 30, clock: .system(shiftedBy: 2 * 3600 + 60), logger: Logger(label: "test"))
             #expect(try await sweeper.sweep().expired == 1)

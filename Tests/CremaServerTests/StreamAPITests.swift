@@ -105,7 +105,7 @@ import Testing
     @Test("changes committed while an older transaction runs are held back until it ends") func changesCommittedWhileAnOlderTransactionRunsAreHeldBackUntilItEnds() async throws {
         try await StreamHarness.run { h in
             try await h.api.createStore()
-            let store = OrderService(database: CremaDatabase(pool: h.db.pool), clock: .system)
+            let store = OrderService(database: CremaDatabase(pool: h.db.pool, clock: .system), clock: .system)
             // An older transaction with an id (as an order change that took a lower cursor and has not committed)
             // holds back what commits after it, so a cursor can never pass a number that may still appear.
             let heldBack = try await h.db.pool.withTransaction { connection in

@@ -19,7 +19,7 @@ import Testing
     func aTickWakesOnlyStreamsBehind() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             _ = try await service.database.stores.put(id: "pier-9", name: "Pier 9", timezone: "UTC", tenant: "default")
             _ = try await OrderServiceFixture.place(service, at: TestClock(Date()))

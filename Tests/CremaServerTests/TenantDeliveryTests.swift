@@ -244,7 +244,7 @@ import Testing
     @Test("A dispatcher without a key for an app leaves its rows for one that has it")
     func anInstanceWithoutTheKeyLeavesTheRows() async throws {
         try await TestDatabase.with { db in
-            let service = OrderService(database: CremaDatabase(pool: db.pool), defaultBundleID: "cafe.crema.test", clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: db.pool, clock: .system), defaultBundleID: "cafe.crema.test", clock: .system)
             let admin = AdminService(database: service.database, masterKey: try MasterKey(base64: APIHarness.masterKey), clock: service.clock)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")
@@ -282,7 +282,7 @@ import Testing
     @Test("The keyring reads newly activated keys once a minute has passed on its clock, not before")
     func theKeyringReloadsWithinAMinute() async throws {
         try await TestDatabase.with { db in
-            let database = CremaDatabase(pool: db.pool)
+            let database = CremaDatabase(pool: db.pool, clock: .system)
             let admin = AdminService(database: database, masterKey: try MasterKey(base64: APIHarness.masterKey), clock: .system)
             _ = try await admin.putTenant(id: "harbor", name: "Harbor")
             _ = try await admin.putApp(tenant: "harbor", bundleID: Self.harborApp, teamID: "HARBORTEAM")

@@ -71,7 +71,7 @@ import Testing
     func sweeperLoopRunsOnTheTestClock() async throws {
         try await TestDatabase.with { db in
             let clock = TestClock(Date())
-            let service = OrderService(database: CremaDatabase(pool: db.pool), clock: clock.crema)
+            let service = OrderService(database: CremaDatabase(pool: db.pool, clock: clock.crema), clock: clock.crema)
             // A pass an hour of this clock apart: waited for, this test would not end.
             let sweeper = LifecycleSweeper(service: service, retentionDays: 30, interval: .seconds(3_600), clock: clock.crema, logger: Logger(label: "test"))
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default", readyExpiryMinutes: 30)

@@ -14,7 +14,7 @@ import Testing
     func oneReadPerKeyAndPeriod() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let database = CremaDatabase(pool: pool)
+            let database = CremaDatabase(pool: pool, clock: .system)
             let admin = AdminService(database: database, masterKey: nil, clock: .system)
             let (_, presented) = try await admin.issueAPIKey(tenant: "default", APIKeyCreateRequest(role: "pos"))
             let clock = TestClock(Date())

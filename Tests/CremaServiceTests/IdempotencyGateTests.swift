@@ -16,7 +16,7 @@ import Testing
 
     @Test("a key held elsewhere is waited for and its answer replayed") func aKeyHeldElsewhereIsWaitedForAndItsAnswerReplayed() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             let sleeps = Mutex<[Duration]>([])
             let gate = IdempotencyGate(repository: keys, clock: .sleeping { duration in
@@ -35,7 +35,7 @@ import Testing
 
     @Test("a key given back elsewhere is performed here") func aKeyGivenBackElsewhereIsPerformedHere() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             let other = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             let gate = IdempotencyGate(repository: keys, clock: .sleeping { _ in try await keys.release(other) })
             let outcome = try await gate.run(Self.request, tenant: "default") { Self.performed }
@@ -52,7 +52,7 @@ import Testing
 
     @Test("the wait ends with idempotency in progress") func theWaitEndsWithIdempotencyInProgress() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             let sleeps = Mutex(0)
             let gate = IdempotencyGate(
@@ -66,7 +66,7 @@ import Testing
 
     @Test("a failed request here lets its waiting duplicate perform it") func aFailedRequestHereLetsItsWaitingDuplicatePerformIt() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             let waits = GateWaits()
             let gate = IdempotencyGate(repository: keys, clock: .sleeping(waits.sleep))
             let (started, start) = AsyncStream<Void>.makeStream()

@@ -1,3 +1,4 @@
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaService
@@ -13,7 +14,7 @@ import Testing
     func oneReadPerTenantAndPeriod() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let database = CremaDatabase(pool: pool)
+            let database = CremaDatabase(pool: pool, clock: .system)
             let clock = TestClock(Date())
             let directory = TenantLimitsDirectory(defaults: .defaults, repository: database.limits, clock: clock.crema)
             func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }

@@ -160,7 +160,7 @@ import Testing
             let here = ChangeFeed(pool: db.pool, conninfo: db.conninfo, clock: .system, logger: Logger(label: "here"))
             let there = ChangeFeed(pool: db.pool, conninfo: nil, clock: .system, logger: Logger(label: "there"))
             let store = try await StoreFixtures.store(in: db, changes: here)
-            let elsewhere = OrderService(database: CremaDatabase(pool: db.pool, changes: there), clock: .system)
+            let elsewhere = OrderService(database: CremaDatabase(pool: db.pool, changes: there, clock: .system), clock: .system)
             _ = try await store.database.stores.put(id: "pier-39", name: "Pier 39", timezone: "UTC", tenant: "default")
             let listener = PostgresListener(conninfo: db.conninfo, channels: [ChangeFeed.channel], logger: Logger(label: "test"))
             let notifications = listener.events()

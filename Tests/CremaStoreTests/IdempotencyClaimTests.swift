@@ -1,3 +1,4 @@
+import CremaClock
 import CremaPostgres
 import CremaStore
 import CremaTestSupport
@@ -13,7 +14,7 @@ import Testing
 
     @Test("a new key is claimed and later requests get its answer") func aNewKeyIsClaimedAndLaterRequestsGetItsAnswer() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             let claim = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             try await keys.complete(claim, answer: Self.answer)
             let replay = try await keys.claim(Self.request, tenant: "default")
@@ -24,7 +25,7 @@ import Testing
 
     @Test("a duplicate while the first is performed is told it is in progress") func aDuplicateWhileTheFirstIsPerformedIsToldItIsInProgress() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             #expect(Self.inProgress(try await keys.claim(Self.request, tenant: "default")))
         }
@@ -32,7 +33,7 @@ import Testing
 
     @Test("the key with another request is a mismatch even while in progress") func theKeyWithAnotherRequestIsAMismatchEvenWhileInProgress() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             var other = Self.request
             other.body = #"{"role":"barista"}"#
             let claim = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -44,7 +45,7 @@ import Testing
 
     @Test("a released key is claimed again at once") func aReleasedKeyIsClaimedAgainAtOnce() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             try await keys.release(try Self.claimed(try await keys.claim(Self.request, tenant: "default")))
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
         }
@@ -52,7 +53,7 @@ import Testing
 
     @Test("an abandoned claim lapses after its lease and its late answer is dropped") func anAbandonedClaimLapsesAfterItsLeaseAndItsLateAnswerIsDropped() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             let abandoned = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             try await Self.age(db, by: IdempotencyRepository.pendingLease + 1)
             let taken = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
@@ -69,7 +70,7 @@ import Testing
 
     @Test("a claim within its lease is not taken over") func aClaimWithinItsLeaseIsNotTakenOver() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool)
+            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             try await Self.age(db, by: IdempotencyRepository.pendingLease - 5)
             #expect(Self.inProgress(try await keys.claim(Self.request, tenant: "default")))

@@ -30,7 +30,7 @@ import Testing
         for count in [1, 20] {
             try await TestDatabase.with("twentyTokensPerKind\(count)") { db in
                 let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-                let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+                let service = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
                 _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
                 try await Self.tokens(count, in: db)
                 let placed = try await service.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request())
@@ -51,7 +51,7 @@ import Testing
     func aPlanPastOneStatementIsSplitNotRefused() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             // 3,000 tokens: each row binds up to 14 parameters, so one statement could not carry them (65,535 at most).
             try await Self.tokens(1_000, in: db)

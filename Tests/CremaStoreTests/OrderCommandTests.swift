@@ -166,7 +166,7 @@ import Testing
         try await TestDatabase.with { db in
             // One connection, so every statement of the command shows in its round-trip count.
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let store = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+            let store = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
             _ = try await store.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             func trips(_ command: () async throws -> CommandResponse) async throws -> (Int, CommandResponse) {
                 let before = try await pool.withConnection { $0.roundTrips }
@@ -236,7 +236,7 @@ import Testing
 
     @Test("invalid input is refused before the store is looked up") func invalidInputIsRefusedBeforeTheStoreIsLookedUp() async throws {
         try await TestDatabase.with { db in
-            let store = OrderService(database: CremaDatabase(pool: db.pool), clock: .system)
+            let store = OrderService(database: CremaDatabase(pool: db.pool, clock: .system), clock: .system)
             await #expect(throws: StoreError.rejected(.invalidValue(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes"))) {
                 try await store.place(StoreFixtures.placement(store: "Market St"), in: .default, role: .pos, request: StoreFixtures.request())
             }
@@ -294,14 +294,14 @@ import Testing
     @Test("an unknown timezone is refused") func anUnknownTimezoneIsRefused() async throws {
         try await TestDatabase.with { db in
             await #expect(throws: StoreError.invalidTimezone("Mars/Olympus")) {
-                try await OrderService(database: CremaDatabase(pool: db.pool), clock: .system).database.stores.put(id: "x", name: "X", timezone: "Mars/Olympus", tenant: "default")
+                try await OrderService(database: CremaDatabase(pool: db.pool, clock: .system), clock: .system).database.stores.put(id: "x", name: "X", timezone: "Mars/Olympus", tenant: "default")
             }
         }
     }
 
     @Test("putting a store twice renames it") func puttingAStoreTwiceRenamesIt() async throws {
         try await TestDatabase.with { db in
-            let store = OrderService(database: CremaDatabase(pool: db.pool), clock: .system)
+            let store = OrderService(database: CremaDatabase(pool: db.pool, clock: .system), clock: .system)
             let first = try await store.database.stores.put(id: "x", name: "Old", timezone: "UTC", tenant: "default")
             let second = try await store.database.stores.put(id: "x", name: "New", timezone: "Asia/Tokyo", tenant: "default")
             #expect(first.created && !second.created)

@@ -81,7 +81,7 @@ import Testing
 
     @Test("the board of an unknown store is an error") func theBoardOfAnUnknownStoreIsAnError() async throws {
         try await TestDatabase.with { db in
-            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool), clock: .system).database.orders.board(store: "ghost", in: .default) }
+            await #expect(throws: StoreError.unknownStore("ghost")) { try await OrderService(database: CremaDatabase(pool: db.pool, clock: .system), clock: .system).database.orders.board(store: "ghost", in: .default) }
         }
     }
 }

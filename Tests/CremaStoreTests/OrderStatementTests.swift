@@ -14,7 +14,7 @@ import Testing
     func ordersPlacedAndMovedOnOneConnectionPrepareEachStatementOnce() async throws {
         try await TestDatabase.with { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
-            let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             for n in 1...3 {
                 let placed = try await service.place(

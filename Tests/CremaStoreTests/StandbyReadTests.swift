@@ -30,11 +30,11 @@ struct StandbyReadTests {
             let patientOutcomes = Outcomes()
             let patient = OrderService(
                 database: CremaDatabase(
-                    pool: primary, reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30), observe: { patientOutcomes.record($0) })),
+                    pool: primary, reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30), observe: { patientOutcomes.record($0) }), clock: .system),
                 clock: .system)
             let promptOutcomes = Outcomes()
             let prompt = OrderService(
-                database: CremaDatabase(pool: primary, reads: StandbyReads(primary: primary, standby: standby, observe: { promptOutcomes.record($0) })),
+                database: CremaDatabase(pool: primary, reads: StandbyReads(primary: primary, standby: standby, observe: { promptOutcomes.record($0) }), clock: .system),
                 clock: .system)
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await primary.withConnection { try await migrator.migrate(on: $0) }
@@ -73,7 +73,7 @@ struct StandbyReadTests {
             let waiting = CremaDatabase(
                 pool: primary,
                 reads: StandbyReads(primary: primary, standby: standby, replayWait: .seconds(30), observeWait: { waitBegan.signal() },
-                    observe: { waitingOutcomes.record($0) }))
+                    observe: { waitingOutcomes.record($0) }), clock: .system)
             async let waited = waiting.customers.order(customerRef: "c-9", tenant: "default", id: third)
             // The read has found the standby behind and is about to wait: only now does the replay go on.
             await waitBegan.wait()
@@ -95,7 +95,7 @@ struct StandbyReadTests {
         try await TestDatabase.with { db in
             let outcomes = Outcomes()
             let service = OrderService(
-                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: nil, observe: { outcomes.record($0) })), clock: .system)
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: nil, observe: { outcomes.record($0) }), clock: .system), clock: .system)
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
             let id = try StoreFixtures.orderID(
                 try await service.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
@@ -105,7 +105,7 @@ struct StandbyReadTests {
             // A "standby" that is not in recovery (a promoted or former primary) may have diverged: never trusted.
             let notStandby = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let misdirected = OrderService(
-                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: notStandby, observe: { outcomes.record($0) })),
+                database: CremaDatabase(pool: db.pool, reads: StandbyReads(primary: db.pool, standby: notStandby, observe: { outcomes.record($0) }), clock: .system),
                 clock: .system)
             #expect(try await Self.queued(misdirected) == [id])
             #expect(outcomes.taken() == [.primaryNotStandby])

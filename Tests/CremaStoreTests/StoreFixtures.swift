@@ -22,7 +22,7 @@ enum StoreFixtures {
     }
 
     static func store(in db: TestDatabase, id: String = "market-st", changes: ChangeFeed? = nil) async throws -> OrderService {
-        let store = OrderService(database: CremaDatabase(pool: db.pool, changes: changes), clock: .system)
+        let store = OrderService(database: CremaDatabase(pool: db.pool, changes: changes, clock: .system), clock: .system)
         _ = try await store.database.stores.put(id: id, name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
         return store
     }

@@ -41,7 +41,7 @@ struct SwitchoverTests {
     func aSwitchoverLosesNothingAcknowledged() async throws {
         try await ReplicatedClusters.with { clusters in
             let pool = PostgresPool(.init(conninfo: clusters.multiHostConninfo(targetSessionAttrs: "read-write"), maxConnections: 4))
-            let service = OrderService(database: CremaDatabase(pool: pool), clock: .system)
+            let service = OrderService(database: CremaDatabase(pool: pool, clock: .system), clock: .system)
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await pool.withConnection { try await migrator.migrate(on: $0) }
             _ = try await service.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")

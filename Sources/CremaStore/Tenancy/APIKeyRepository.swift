@@ -1,4 +1,5 @@
 public import CremaCore
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -36,7 +37,13 @@ public struct StoredAPIKey: Sendable, Hashable {
 public struct APIKeyRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     private static let columns: StaticString = """
         key_id, tenant_id, role, array_to_json(stores)::text AS stores, encode(key_hash, 'base64') AS hash, created_at, expires_at,
@@ -88,7 +95,7 @@ public struct APIKeyRepository: Repository {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = \(tenant) AND key_id = \(id)
+                    UPDATE api_keys SET revoked_at = coalesce(revoked_at, \(clock.now)) WHERE tenant_id = \(tenant) AND key_id = \(id)
                     RETURNING \(unescaped: Self.columns)
                     """
                 ).first.map(Self.key(from:))

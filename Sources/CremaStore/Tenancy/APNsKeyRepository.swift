@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -35,7 +36,13 @@ public struct StoredAPNsKey: Sendable, Hashable {
 public struct APNsKeyRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     private static let columns: StaticString = """
         k.tenant_id, k.bundle_id, k.key_id, a.team_id, encode(k.sealed_p8, 'base64') AS sealed, k.p8_path, k.fingerprint,
@@ -63,7 +70,7 @@ public struct APNsKeyRepository: Repository {
                     """
                     INSERT INTO apns_keys (tenant_id, bundle_id, key_id, sealed_p8, p8_path, fingerprint, state, activated_at)
                     VALUES (\(tenant), \(bundleID), \(keyID), decode(\(sealed), 'base64'), \(path), \(fingerprint), \(state.rawValue),
-                            CASE WHEN \(active) THEN now() END)
+                            CASE WHEN \(active) THEN \(clock.now)::timestamptz END)
                     ON CONFLICT (tenant_id, bundle_id, key_id) DO UPDATE
                         SET sealed_p8 = EXCLUDED.sealed_p8, p8_path = EXCLUDED.p8_path, fingerprint = EXCLUDED.fingerprint,
                             state = EXCLUDED.state, activated_at = EXCLUDED.activated_at, retired_at = NULL,
@@ -86,8 +93,8 @@ public struct APNsKeyRepository: Repository {
                 let rows = try await connection.query(
                     """
                     UPDATE apns_keys SET state = \(state.rawValue),
-                           activated_at = CASE WHEN \(state.rawValue) = 'active' THEN now() ELSE activated_at END,
-                           retired_at = CASE WHEN \(state.rawValue) = 'retired' THEN now() END,
+                           activated_at = CASE WHEN \(state.rawValue) = 'active' THEN \(clock.now)::timestamptz ELSE activated_at END,
+                           retired_at = CASE WHEN \(state.rawValue) = 'retired' THEN \(clock.now)::timestamptz END,
                            rejected_at = CASE WHEN \(state.rawValue) = 'active' THEN NULL ELSE rejected_at END,
                            rejected_reason = CASE WHEN \(state.rawValue) = 'active' THEN NULL ELSE rejected_reason END
                     WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID) AND key_id = \(keyID)
@@ -106,7 +113,7 @@ public struct APNsKeyRepository: Repository {
             try await pool.withConnection { connection in
                 _ = try await connection.query(
                     """
-                    UPDATE apns_keys SET rejected_at = now(), rejected_reason = \(reason)
+                    UPDATE apns_keys SET rejected_at = \(clock.now), rejected_reason = \(reason)
                     WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID) AND key_id = \(keyID) AND fingerprint = \(fingerprint)
                       AND rejected_at IS NULL
                     """)

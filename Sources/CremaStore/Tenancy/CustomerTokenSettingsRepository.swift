@@ -1,3 +1,4 @@
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -58,7 +59,13 @@ public struct StoredCustomerTokenSettings: Sendable, Hashable {
 public struct CustomerTokenSettingsRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     public func put(_ settings: StoredCustomerTokenSettings) async throws(StoreError) -> StoredCustomerTokenSettings {
         let keys = try await database { try PostgresJSON(encoding: settings.keys) }
@@ -73,7 +80,7 @@ public struct CustomerTokenSettingsRepository: Repository {
                         INSERT INTO customer_token_settings (tenant_id, issuer, audience, keys)
                         VALUES (\(settings.tenant), \(settings.issuer), \(settings.audience), \(keys)::jsonb)
                         ON CONFLICT (tenant_id) DO UPDATE
-                            SET issuer = EXCLUDED.issuer, audience = EXCLUDED.audience, keys = EXCLUDED.keys, updated_at = now()
+                            SET issuer = EXCLUDED.issuer, audience = EXCLUDED.audience, keys = EXCLUDED.keys, updated_at = \(clock.now)
                         RETURNING tenant_id, issuer, audience, keys::text AS keys, updated_at
                         """)[0])
             }

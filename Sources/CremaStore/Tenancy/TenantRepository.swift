@@ -1,4 +1,5 @@
 import CremaCore
+public import CremaClock
 public import CremaPostgres
 public import Foundation
 
@@ -24,7 +25,13 @@ public struct AppRecord: Sendable, Hashable {
 public struct TenantRepository: Repository {
     public let pool: PostgresPool
 
-    public init(pool: PostgresPool) { self.pool = pool }
+    /// The process's one clock: every time these statements write or compare is its time, bound as a parameter.
+    public let clock: CremaClock
+
+    public init(pool: PostgresPool, clock: CremaClock) {
+        self.pool = pool
+        self.clock = clock
+    }
 
     /// Creates or renames a tenant; `created` tells which.
     public func put(id: String, name: String) async throws(StoreError) -> (tenant: TenantRecord, created: Bool) {
@@ -33,7 +40,7 @@ public struct TenantRepository: Repository {
                 let row = try await connection.query(
                     """
                     INSERT INTO tenants (tenant_id, name) VALUES (\(id), \(name))
-                    ON CONFLICT (tenant_id) DO UPDATE SET name = EXCLUDED.name, updated_at = now()
+                    ON CONFLICT (tenant_id) DO UPDATE SET name = EXCLUDED.name, updated_at = \(clock.now)
                     RETURNING tenant_id, name, default_bundle_id, created_at, (xmax = 0) AS created
                     """)[0]
                 return (try Self.tenant(from: row), try row.decode("created", as: Bool.self))
@@ -78,7 +85,7 @@ public struct TenantRepository: Repository {
                 let row = try await connection.query(
                     """
                     INSERT INTO apps (tenant_id, bundle_id, team_id) VALUES (\(tenant), \(bundleID), \(teamID))
-                    ON CONFLICT (tenant_id, bundle_id) DO UPDATE SET team_id = EXCLUDED.team_id, updated_at = now()
+                    ON CONFLICT (tenant_id, bundle_id) DO UPDATE SET team_id = EXCLUDED.team_id, updated_at = \(clock.now)
                     RETURNING tenant_id, bundle_id, team_id, created_at, (xmax = 0) AS created
                     """)[0]
                 try await connection.query(
