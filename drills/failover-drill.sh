@@ -15,9 +15,11 @@
 # order_events), planned pushes lost (outbox rows of acknowledged events, neither skipped nor superseded, vs what
 # the simulator accepted, by apns-id) and sent twice, webhooks lost (webhook deliveries of the run's orders vs the
 # receiver's log), seconds of refusals (first to last write answered 5xx or not at all), how long the dispatcher
-# paused and how soon after writes came back it sent again, the commands whose first answer was lost and whose retry
-# with the same key had exactly one effect, and whether a crema process died; ending with the line
-#   failover: mode=M lost_events=0 lost_pushes=0 duplicate_pushes=N lost_webhooks=0 refused_s=S restarted=no
+# paused and how soon after writes came back it sent again, the longest time from an event's commit (its outbox row's
+# created_at, written in the event's transaction) to the simulator accepting its push (the first 200 for its apns-id,
+# by the simulator's receivedAt), the commands whose first answer was lost and whose retry with the same key had
+# exactly one effect, and whether a crema process died; ending with the line
+#   failover: mode=M lost_events=0 lost_pushes=0 duplicate_pushes=N lost_webhooks=0 refused_s=S restarted=no max_push_delay_s=S
 # Exits 1 on any loss, a command with other than one effect, or a crema process that died.
 #
 # Usage: drills/failover-drill.sh [-m perform|kill] [-r RUNS] [-d LOAD_SECONDS] [-k FAIL_AFTER] [-a AFTER] [-t THREADS] [-D]
@@ -265,7 +267,8 @@ CREATE TEMP TABLE journal (order_id uuid, version int, event_type text, idempote
 CREATE TEMP TABLE retried (order_id uuid, event_type text, idempotency_key text, first text, replayed bool);
 \copy retried FROM '$rdir/retried.csv' WITH (FORMAT csv)
 SELECT json_build_object(
-  'pushes', (SELECT coalesce(json_agg(json_build_object('apns_id', lower(d.apns_id::text), 'state', d.state)), '[]')
+  'pushes', (SELECT coalesce(json_agg(json_build_object('apns_id', lower(d.apns_id::text), 'state', d.state,
+                                                        'created_at', extract(epoch FROM d.created_at))), '[]')
              FROM delivery_outbox d JOIN journal j ON j.order_id = d.order_id AND j.version = d.order_version
              WHERE d.state NOT IN ('skipped', 'superseded')),
   'superseded', (SELECT count(*) FROM delivery_outbox d JOIN journal j ON j.order_id = d.order_id AND j.version = d.order_version
@@ -288,6 +291,7 @@ SQL
   python3 - "$rdir" "$mode" "$restarted" "$t_start" "$t_fail" "$t_promoted" "$t_healthy" "$t_load_end" "$t_drained" \
     "$before" "$after_state" <<'EOF' | tee -a "$out/run.log"
 import json, sys
+from datetime import datetime
 rdir, mode, restarted = sys.argv[1:4]
 t_start, t_fail, t_promoted, t_healthy, t_load_end, t_drained = map(float, sys.argv[4:10])
 before, after = sys.argv[10:12]
@@ -311,10 +315,17 @@ for o in refused:
 # Pushes: accepted simulator records by apns-id.
 records = json.load(open(f"{rdir}/sim-requests.json"))
 accepted = {}
+first_accepted = {}
 for r in records:
     if r["status"] == 200:
-        accepted[r["apnsID"].lower()] = accepted.get(r["apnsID"].lower(), 0) + 1
+        apns_id = r["apnsID"].lower()
+        accepted[apns_id] = accepted.get(apns_id, 0) + 1
+        at = datetime.fromisoformat(r["receivedAt"].replace("Z", "+00:00")).timestamp()
+        first_accepted[apns_id] = min(at, first_accepted.get(apns_id, at))
 planned = db["pushes"]
+# From the event's commit (its outbox row was written in the event's transaction) to APNs' first acceptance.
+delays = [first_accepted[p["apns_id"]] - float(p["created_at"]) for p in planned if p["apns_id"] in first_accepted]
+max_push_delay_s = max(delays, default=0.0)
 lost_pushes = [p for p in planned if p["apns_id"] not in accepted]
 duplicates = sum(accepted.get(p["apns_id"], 0) - 1 for p in planned if accepted.get(p["apns_id"], 0) > 1)
 # Webhooks: every delivery of the run's orders must have reached the receiver (order id and version).
@@ -344,7 +355,7 @@ result = {
     "dispatch_gap_s": round(gap[0], 2), "dispatch_gap_from_failover_s": [round(gap[1] - t_fail, 2), round(gap[2] - t_fail, 2)],
     "dispatch_after_writes_s": round(first_send - writes_back, 2) if first_send and writes_back else None,
     "retried": db["retried"], "retried_one_effect": db["retried_one_effect"], "duplicate_orders": db["duplicate_orders"],
-    "drain_s": round(t_drained - t_load_end, 2), "restarted": restarted,
+    "drain_s": round(t_drained - t_load_end, 2), "restarted": restarted, "max_push_delay_s": round(max_push_delay_s, 2),
 }
 json.dump(result, open(f"{rdir}/result.json", "w"))
 print(json.dumps(result))
@@ -362,7 +373,7 @@ print(f"refusals: {r['refused']} answers {r['refused_by']} over {r['refused_s']}
 print(f"dispatcher: longest pause {r['dispatch_gap_s']} s, first send {r['dispatch_after_writes_s']} s after writes came back; "
       f"pushes planned {r['planned_pushes']} (superseded {r['superseded']}), webhooks {r['webhooks']}; drained {r['drain_s']} s after the load")
 print(f"failover: mode={r['mode']} lost_events={r['lost_events']} lost_pushes={r['lost_pushes']} duplicate_pushes={r['duplicate_pushes']} "
-      f"lost_webhooks={r['lost_webhooks']} refused_s={r['refused_s']} restarted={r['restarted']}")
+      f"lost_webhooks={r['lost_webhooks']} refused_s={r['refused_s']} restarted={r['restarted']} max_push_delay_s={r['max_push_delay_s']}")
 bad = (r["lost_events"] != 0 or r["lost_pushes"] or r["lost_webhooks"] or r["restarted"] != "no"
        or r["retried_one_effect"] != r["retried"] or r["duplicate_orders"])
 sys.exit(1 if bad else 0)
@@ -375,7 +386,7 @@ python3 - "$out/results.jsonl" <<'EOF' | tee "$out/summary.txt"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cols = ["refused_s", "promoted_s", "formation_back_s", "writes_back_s", "crema_lag_s", "healthy_s", "dispatch_gap_s", "dispatch_after_writes_s",
-        "acknowledged", "retried", "planned_pushes", "duplicate_pushes", "webhooks"]
+        "max_push_delay_s", "acknowledged", "retried", "planned_pushes", "duplicate_pushes", "webhooks"]
 print("| run | " + " | ".join(cols) + " | lost events/pushes/webhooks | restarted |")
 print("|---" * (len(cols) + 3) + "|")
 for i, r in enumerate(rows, 1):

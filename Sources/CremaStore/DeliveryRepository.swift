@@ -22,11 +22,14 @@ public struct DeliveryRepository: Sendable {
     /// of the same bundle id among them, are left for an instance that can
     /// (nil: every app, for the built-in simulator of a private database). `now` is the dispatcher's clock: what is
     /// due and when the lease ends are read from it, not from the database's, so a test moves time instead of waiting.
-    public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date) async throws -> [ClaimedDelivery] {
+    /// `leaseID` names the claim, chosen before it is made: if its answer is lost, `release(leases:)` takes its rows back.
+    public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date, leaseID: UUID = UUID()) async throws -> [ClaimedDelivery] {
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
-            try await connection.pipeline([Self.withdrawStale(at: now), Self.claimable(limit: limit, seconds: seconds, apps: apps, now: now)])
+            try await connection.pipeline([
+                Self.withdrawStale(at: now), Self.claimable(limit: limit, seconds: seconds, apps: apps, now: now, leaseID: leaseID),
+            ])
         }.last ?? []
         return try rows.map { row in
             let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
@@ -50,7 +53,7 @@ public struct DeliveryRepository: Sendable {
 
     /// Claims up to `limit` rows due at `now` for `seconds`: pending, signable here, not withdrawn, not behind a push
     /// of the same sequence still in flight; returns them with their token.
-    static func claimable(limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date) -> PostgresQuery {
+    static func claimable(limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date, leaseID: UUID) -> PostgresQuery {
         """
         WITH c AS (
             SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
@@ -64,7 +67,7 @@ public struct DeliveryRepository: Sendable {
             ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
         ), u AS (
             UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
-                   locked_until = \(now)::timestamptz + make_interval(secs => \(seconds))
+                   locked_until = \(now)::timestamptz + make_interval(secs => \(seconds)), lease = \(leaseID)
             FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
             RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                       d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
@@ -249,6 +252,24 @@ public struct DeliveryRepository: Sendable {
                     RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
                 ), \(WebhookOutbox.rescueCTEs(at: now))
                 SELECT 1 FROM outcome
+                """).count
+        }
+    }
+
+    /// Takes back the rows still in flight under `leases`: claims whose answer never reached the dispatcher that made them
+    /// (the connection broke after the commit, as in a failover), so it never sent those rows. They are pending again,
+    /// due as they were, the attempt not counted (it never began), at once rather than when the lease runs out. A lease
+    /// whose rows were rescued and claimed again since names none of them any more. Returns how many were taken back.
+    @discardableResult
+    public func release(leases: [UUID]) async throws -> Int {
+        guard !leases.isEmpty else { return 0 }
+        let ids = PostgresTextArray(leases.map { $0.uuidString.lowercased() })
+        return try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                UPDATE delivery_outbox SET state = 'pending', attempts = attempts - 1, locked_until = NULL, lease = NULL
+                WHERE state = 'inflight' AND lease = ANY(\(ids)::uuid[])
+                RETURNING 1
                 """).count
         }
     }

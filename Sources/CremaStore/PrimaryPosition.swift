@@ -1,9 +1,10 @@
 /// The primary's WAL position as `StandbyReads` needs it: never taken before the read began, shared by the reads that
-/// began while one was being taken. The actor only performs what `PrimaryPositionStateMachine` decides.
-actor PrimaryPosition {
+/// began while one was being taken. The actor only performs what `PrimaryPositionStateMachine` decides. `Position` is
+/// what the primary answers (for `StandbyReads`, its insert position and timeline).
+actor PrimaryPosition<Position: Sendable> {
     /// What a waiting read is resumed with.
     private enum Turn: Sendable {
-        case position(String)
+        case position(Position)
         case ask
     }
 
@@ -15,7 +16,7 @@ actor PrimaryPosition {
     var waitingReads: Int { waiters.count }
 
     /// A position taken after this call began; `fetch` asks the primary for it (run by one of the reads waiting).
-    func current(_ fetch: @escaping @Sendable () async throws -> String) async throws -> String {
+    func current(_ fetch: @escaping @Sendable () async throws -> Position) async throws -> Position {
         nextRead += 1
         let read = nextRead
         switch machine.request(read) {
@@ -30,10 +31,10 @@ actor PrimaryPosition {
         }
     }
 
-    private func ask(_ read: Int, _ fetch: @escaping @Sendable () async throws -> String) async throws -> String {
+    private func ask(_ read: Int, _ fetch: @escaping @Sendable () async throws -> Position) async throws -> Position {
         // Reentrant: reads that start while this awaits are told to wait for the next asking. The asking runs in a task
         // of its own: the answer is the whole round's, so the asker's cancellation (its client left) must not fail it.
-        let result: Result<String, any Error>
+        let result: Result<Position, any Error>
         do {
             result = .success(try await Task { try await fetch() }.value)
         } catch {

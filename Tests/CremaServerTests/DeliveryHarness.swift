@@ -58,7 +58,8 @@ struct DeliveryHarness: Sendable {
 
     static func run(
         _ label: String = #function, dispatcher settings: DispatcherConfiguration = fastRetries, dispatchers: Int = 1,
-        dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], maxChannelsPerApp: Int = 10_000, _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
+        dispatchHeld: Bool = false, trusting extraKeys: [APNsSigningKey] = [], maxChannelsPerApp: Int = 10_000, server: String? = nil,
+        _ body: @escaping @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let clock = TestClock(Date())
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crema-sim-\(UUID().uuidString)")
@@ -78,7 +79,7 @@ struct DeliveryHarness: Sendable {
         configuration.requestTimeout = .seconds(60)
         let client = try APNsClient(configuration: configuration, logger: logger, clock: .system)
         do {
-            try await TestDatabase.with(label) { db in
+            try await TestDatabase.with(label, server: server) { db in
                 // Each dispatcher is a process of its own, built by the composition root: the first one serves the API too
                 // (its dispatcher woken by the API's changes in process), the others have their own pool, keyring and
                 // change feed and hear the API's NOTIFY. They share the harness's APNs client and clock.

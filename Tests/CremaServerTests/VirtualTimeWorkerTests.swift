@@ -67,6 +67,94 @@ import Testing
         }
     }
 
+    @Test("A claim whose answer a failover lost is taken back as soon as the dispatcher reaches the database again, not when its lease runs out")
+    func aLostClaimIsTakenBackOnReconnect() async throws {
+        var settings = H.fastRetries
+        settings.workers = 1
+        // The test makes every commit wait for a synchronous standby that never comes, which the shared cluster's other
+        // suites must never see: a private cluster.
+        try await Self.withPrivateCluster { server in
+            try await H.run(dispatcher: settings, dispatchHeld: true, server: server) { h in
+                let token = H.token(64)
+                let order = try await h.readyAlert(customer: "c-lost-claim", token: token)
+                #expect(try await Self.alert(h, order)?.state == "pending")
+                let admin = try await PostgresConnection.connect(server)
+                // From now on a commit is written on the primary, then waits for the standby's acknowledgement: the
+                // moment a failover's kill -9 takes the answer away.
+                try await Self.holdCommits(admin, server: server)
+
+                // The dispatcher claims the alert: committed, its answer held; then the connection dies with the primary.
+                h.startDispatching()
+                #expect(try await Self.until { try await Self.waitingForStandby(admin, database: h.db.name) > 0 })
+                _ = try await admin.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = \(h.db.name)")
+                // The database takes writes again (the new primary): the claim is there, in flight for a minute's lease.
+                try await admin.simpleQuery("ALTER SYSTEM RESET synchronous_standby_names")
+                try await admin.simpleQuery("SELECT pg_reload_conf()")
+                #expect(try await Self.until { try await Self.alert(h, order)?.state == "inflight" })
+                #expect(h.simulator.records(token: token).isEmpty)
+
+                // The dispatcher's next try is its poll fallback, a microsecond of the test clock (moved a millisecond at a
+                // time, whenever the worker went back to sleep): it takes the claim back and sends the push at once, with
+                // the lease (60 s) far from over and the lost attempt not counted.
+                let start = h.clock.now
+                #expect(try await Self.until {
+                    await h.clock.advance(0.001)
+                    return try await Self.alert(h, order)?.state == "sent"
+                })
+                #expect(try await Self.alert(h, order)?.attempts == 1)
+                #expect(h.simulator.records(token: token).map(\.status) == [200])
+                #expect(h.clock.now.timeIntervalSince(start) < 5)
+                await admin.close()
+            }
+        }
+    }
+
+    /// Makes every commit on the cluster wait for a synchronous standby that never comes, and returns once it is in force
+    /// (the setting reaches the backends through the checkpointer, a moment after the reload): a probe insert is tried
+    /// until one waits, then released.
+    static func holdCommits(_ admin: PostgresConnection, server: String) async throws {
+        let probe = try await PostgresConnection.connect(server)
+        try await probe.simpleQuery("CREATE TABLE sync_probe (x int)")
+        try await admin.simpleQuery("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        try await admin.simpleQuery("SELECT pg_reload_conf()")
+        var held = false
+        for _ in 0..<100 where !held {
+            let finished = TestEvent()
+            let insert = Task {
+                defer { finished.signal() }
+                try await probe.simpleQuery("INSERT INTO sync_probe VALUES (1)")
+            }
+            held = try await Self.until { try await waitingForStandby(admin, database: "crema") > 0 || finished.happened } && !finished.happened
+            _ = try await admin.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = 'crema'")
+            try await insert.value
+        }
+        await probe.close()
+        #expect(held, "a commit never waited for the standby")
+    }
+
+    /// Backends of `database` whose commit waits for a synchronous standby.
+    static func waitingForStandby(_ admin: PostgresConnection, database: String) async throws -> Int {
+        try await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = \(database)")
+            .first?.decode("n", as: Int.self) ?? 0
+    }
+
+    /// Runs `body` with the admin conninfo of a private cluster, stopped and removed afterwards.
+    static func withPrivateCluster(_ body: (String) async throws -> Void) async throws {
+        // Under the temporary folder, with a short name: a Unix socket's path must fit in 107 bytes.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crema-r/\(UUID().uuidString.prefix(8).lowercased())")
+        let cluster = EmbeddedCluster(directory: folder.appendingPathComponent("p"), database: "crema")
+        do {
+            try await body(try await cluster.start().conninfo)
+        } catch {
+            try? await cluster.stop()
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+        try await cluster.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
     @Test("The sweeper's loop closes an overdue order at its next pass on the test clock, not when the order falls due")
     func sweeperLoopRunsOnTheTestClock() async throws {
         try await TestDatabase.with { db in

@@ -71,6 +71,26 @@ import Testing
         }
     }
 
+    @Test("a claim whose answer was lost is taken back by its lease id at once: pending, its attempt not counted, other leases untouched")
+    func releaseByLease() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let lost = UUID()
+            let claimedAt = Date()
+            // The claim commits; its answer never reaches the dispatcher, which knows only the id it chose.
+            _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt, leaseID: lost)
+            #expect(try await deliveries.release(leases: [UUID()]) == 0)
+            #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "inflight")
+            #expect(try await deliveries.release(leases: [lost]) == 1)
+            // Due again within the lease, as its first attempt.
+            let again = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt.addingTimeInterval(1))
+            #expect(again.map(\.attempts) == [1])
+            // Released once: the lease names no row any more, and the new claim's row is not the old lease's.
+            #expect(try await deliveries.release(leases: [lost]) == 0)
+        }
+    }
+
     @Test("a push that dies because its last attempt's lease ran out is told as delivery.dead, once, to the endpoint that wants it")
     func deathByLeaseIsTold() async throws {
         try await TestDatabase.with { db in

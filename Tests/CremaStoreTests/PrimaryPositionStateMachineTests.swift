@@ -43,7 +43,7 @@ struct PrimaryPositionStateMachineTests {
 
     @Test("A read whose client left while it was to ask for its round does not fail the others in the round")
     func aCancelledAskerDoesNotFailItsRound() async throws {
-        let position = PrimaryPosition()
+        let position = PrimaryPosition<String>()
         let askings = Askings()
         // The first asking waits for this; later ones pass at once.
         let door = TestEvent()
@@ -70,7 +70,7 @@ struct PrimaryPositionStateMachineTests {
 
     @Test("Under concurrent reads every position was taken after its read began, and the primary is asked fewer times than there are reads")
     func concurrentReadsGetFreshSharedPositions() async throws {
-        let position = PrimaryPosition()
+        let position = PrimaryPosition<String>()
         // The stand-in for the primary numbers each asking when it begins: a read that began when k askings had begun
         // must get a number above k.
         let askings = Askings()

@@ -90,6 +90,60 @@ struct StandbyReadTests {
         }
     }
 
+    @Test("A standby left on a former primary's timeline serves no read, though its replay is past the new primary's position")
+    func aStandbyOnAFormerTimelineServesNothing() async throws {
+        try await ReplicatedClusters.with(extraStandbys: 1) { clusters in
+            let oldPrimary = PostgresPool(.init(conninfo: clusters.primary.conninfo, maxConnections: 2))
+            let stale = PostgresPool(.init(conninfo: clusters.extraStandbys[0].conninfo, maxConnections: 2))
+            let writer = OrderService(database: CremaDatabase(pool: oldPrimary), clock: .system)
+            let migrator = Migrator(migrations: try CremaMigrations.all())
+            _ = try await oldPrimary.withConnection { try await migrator.migrate(on: $0) }
+            _ = try await writer.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
+            let kept = try StoreFixtures.orderID(
+                try await writer.place(StoreFixtures.placement(posRef: "A"), in: .default, role: .pos, request: StoreFixtures.request()))
+            let promoted = PostgresPool(.init(conninfo: clusters.standby.conninfo, maxConnections: 2))
+            try await ReplicatedClusters.caughtUp(primary: oldPrimary, standby: promoted)
+
+            // The failover: the first standby becomes the primary (timeline 2) while the old one, cut off rather than dead,
+            // goes on writing on timeline 1, streamed to the other standby: a segment switch takes that standby's replay
+            // far past the new primary's position, and an order the new primary never had.
+            try await clusters.standby.promote()
+            try await oldPrimary.withConnection { connection in _ = try await connection.query("SELECT pg_switch_wal()::text") }
+            let lost = try StoreFixtures.orderID(
+                try await writer.place(StoreFixtures.placement(posRef: "B"), in: .default, role: .pos, request: StoreFixtures.request()))
+            try await ReplicatedClusters.caughtUp(primary: oldPrimary, standby: stale)
+            let staleReplay = try await stale.withConnection { connection in
+                try await connection.query("SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8 AS at").first?.decode("at", as: Int64.self)
+            }
+            let newInsert = try await promoted.withConnection { connection in
+                try await connection.query("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::int8 AS at").first?.decode("at", as: Int64.self)
+            }
+            // The position alone would let the stale standby serve: only the timeline tells.
+            #expect(try #require(staleReplay) > (try #require(newInsert)))
+
+            let outcomes = Outcomes()
+            let reader = OrderService(
+                database: CremaDatabase(
+                    pool: promoted, reads: StandbyReads(primary: promoted, standby: stale, replayWait: .seconds(5), observe: { outcomes.record($0) })),
+                clock: .system)
+            #expect(try await Self.queued(reader) == [kept])
+            #expect(outcomes.taken() == [.primaryStandbyOtherTimeline])
+
+            // The old primary stops too: the stale standby receives nothing at all, and still serves nothing (after the
+            // one read the backoff sends straight to the primary).
+            try await clusters.primary.stop()
+            #expect(try await Self.queued(reader) == [kept])
+            #expect(try await Self.queued(reader) == [kept])
+            #expect(outcomes.taken() == [.primaryBackoff, .primaryStandbyOtherTimeline])
+            #expect(try await stale.withConnection { connection in
+                try await connection.query("SELECT count(*)::int AS n FROM orders WHERE order_id = \(lost)").first?.decode("n", as: Int.self)
+            } == 1)
+            await stale.close()
+            await promoted.close()
+            await oldPrimary.close()
+        }
+    }
+
     @Test("Without a standby every read is the primary's, and a read URL that reaches a primary serves nothing")
     func withoutAStandbyReadsStayOnThePrimary() async throws {
         try await TestDatabase.with { db in

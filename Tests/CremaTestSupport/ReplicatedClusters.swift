@@ -7,19 +7,25 @@ import Foundation
 public struct ReplicatedClusters: Sendable {
     public let primary: EmbeddedCluster
     public let standby: EmbeddedCluster
+    /// Further streaming standbys of `primary` (`extraStandbys`), for a test that needs one a failover leaves behind.
+    public let extraStandbys: [EmbeddedCluster]
     let folder: URL
 
-    /// Both servers up, the standby streaming; `database` exists on both.
-    public static func start(database: String = "crema") async throws -> ReplicatedClusters {
+    /// Both servers up, the standby (and `extraStandbys` more) streaming; `database` exists on all of them.
+    public static func start(database: String = "crema", extraStandbys: Int = 0) async throws -> ReplicatedClusters {
         // Under the temporary folder, with short names, whatever the checkout's depth: a Unix socket's path must fit in
         // 107 bytes.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crema-r/\(UUID().uuidString.prefix(8).lowercased())")
         let primary = EmbeddedCluster(directory: folder.appendingPathComponent("p"), database: database)
         let standby = EmbeddedCluster(directory: folder.appendingPathComponent("s"), database: database, standbyOf: primary.directory)
-        let clusters = ReplicatedClusters(primary: primary, standby: standby, folder: folder)
+        let extra = (0..<extraStandbys).map {
+            EmbeddedCluster(directory: folder.appendingPathComponent("s\($0 + 2)"), database: database, standbyOf: primary.directory)
+        }
+        let clusters = ReplicatedClusters(primary: primary, standby: standby, extraStandbys: extra, folder: folder)
         do {
             try await primary.start()
             try await standby.start()
+            for cluster in extra { _ = try await cluster.start() }
         } catch {
             await clusters.stop()
             throw error
@@ -28,8 +34,10 @@ public struct ReplicatedClusters: Sendable {
     }
 
     /// Runs `body` with a fresh pair, stopped and removed afterwards whether `body` throws or not.
-    public static func with<T: Sendable>(database: String = "crema", _ body: (ReplicatedClusters) async throws -> T) async throws -> T {
-        let clusters = try await start(database: database)
+    public static func with<T: Sendable>(
+        database: String = "crema", extraStandbys: Int = 0, _ body: (ReplicatedClusters) async throws -> T
+    ) async throws -> T {
+        let clusters = try await start(database: database, extraStandbys: extraStandbys)
         do {
             let value = try await body(clusters)
             await clusters.stop()
@@ -69,7 +77,7 @@ public struct ReplicatedClusters: Sendable {
     /// Stops both servers and removes their folder; a folder whose server would not stop is left, to be looked at.
     public func stop() async {
         var stopped = true
-        for cluster in [standby, primary] {
+        for cluster in extraStandbys + [standby, primary] {
             do {
                 try await cluster.stop()
             } catch {

@@ -9,6 +9,8 @@ public struct TestDatabase: Sendable {
     public let name: String
     public let conninfo: String
     public let pool: PostgresPool
+    /// The admin conninfo of the cluster the database is on.
+    let server: String
 
     public enum Failure: Error, CustomStringConvertible {
         case noServer
@@ -26,8 +28,8 @@ public struct TestDatabase: Sendable {
 
     /// A connection to the test cluster's admin database without the session's 30 s statement limit: on a loaded
     /// two-core machine, CREATE DATABASE queues behind the other suites' creates and drops for longer than that.
-    public static func adminConnection() async throws -> PostgresConnection {
-        let admin = try await PostgresConnection.connect(try serverConninfo())
+    public static func adminConnection(_ server: String? = nil) async throws -> PostgresConnection {
+        let admin = try await PostgresConnection.connect(try server ?? serverConninfo())
         do {
             try await admin.simpleQuery("SET statement_timeout TO 0")
         } catch {
@@ -38,12 +40,15 @@ public struct TestDatabase: Sendable {
     }
 
     /// Creates a database named after the caller (plus a random suffix), applies Crema's migrations
-    /// unless `migrated` is false, and returns it with a small pool.
-    public static func create(_ label: String = #function, migrated: Bool = true, poolSize: Int = 4) async throws -> TestDatabase {
-        let server = try serverConninfo()
+    /// unless `migrated` is false, and returns it with a small pool. `server`: the admin conninfo of another cluster
+    /// than the shared one (a private cluster a test may reconfigure).
+    public static func create(
+        _ label: String = #function, migrated: Bool = true, poolSize: Int = 4, server: String? = nil
+    ) async throws -> TestDatabase {
+        let server = try server ?? serverConninfo()
         let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
         let name = "t_\(slug)_\(UUID().uuidString.prefix(8).lowercased())"
-        let admin = try await adminConnection()
+        let admin = try await adminConnection(server)
         try await admin.simpleQuery("CREATE DATABASE \(name)")
         await admin.close()
         let conninfo = "\(server) dbname=\(name)"
@@ -52,13 +57,13 @@ public struct TestDatabase: Sendable {
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await pool.withConnection { try await migrator.migrate(on: $0) }
         }
-        return TestDatabase(name: name, conninfo: conninfo, pool: pool)
+        return TestDatabase(name: name, conninfo: conninfo, pool: pool, server: server)
     }
 
     /// Closes the pool and drops the database.
     public func drop() async {
         await pool.close()
-        guard let admin = try? await Self.adminConnection() else { return }
+        guard let admin = try? await Self.adminConnection(server) else { return }
         try? await admin.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         await admin.close()
     }
@@ -66,9 +71,9 @@ public struct TestDatabase: Sendable {
     /// Runs `body` with a fresh database and drops it afterwards, whether `body` throws or not.
     @discardableResult
     public static func with<T: Sendable>(
-        _ label: String = #function, migrated: Bool = true, _ body: (TestDatabase) async throws -> T
+        _ label: String = #function, migrated: Bool = true, server: String? = nil, _ body: (TestDatabase) async throws -> T
     ) async throws -> T {
-        let database = try await create(label, migrated: migrated)
+        let database = try await create(label, migrated: migrated, server: server)
         do {
             let value = try await body(database)
             await database.drop()

@@ -13,7 +13,9 @@ public import ServiceLifecycle
 /// Sends the outbox to APNs (docs/design.md §6): wakes on commits that queued pushes (`ChangeFeed`; 1 s poll fallback),
 /// claims due rows under a lease with SKIP LOCKED, keeps up to a batch of pushes in flight per worker over HTTP/2,
 /// records outcomes as they come back (all that finished meanwhile in one statement), rescues expired leases and prunes
-/// finished rows. At least once: a crash between sending and recording sends those rows again after their lease.
+/// finished rows. At least once: a crash between sending and recording sends those rows again after their lease. A
+/// lost connection costs no lease: outcomes wait until the database answers again, and a claim whose answer was lost
+/// (committed just before a failover) is taken back by its lease id as soon as it does.
 public struct Dispatcher: Service, CustomStringConvertible {
     let store: DeliveryRepository
     let client: APNsClient
@@ -95,7 +97,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
         await withDiscardingTaskGroup { group in
             var window = SendWindow(capacity: configuration.batchSize)
             var failing = false
-            var recordFailures = 0
+            // Claims that failed, by lease id: their rows may be in flight under a commit whose answer was lost.
+            var lostClaims = LostClaims(lease: configuration.lease)
             while !Task.isCancelled {
                 let stopping = Task.isShuttingDownGracefully
                 if stopping, window.inFlight == 0 { break }
@@ -110,28 +113,43 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     if !done.isEmpty {
                         do {
                             try await store.record(done, now: clock.now)
-                            recordFailures = 0
                         } catch {
-                            recordFailures += 1
-                            if Self.keepsForAnotherTry(error, failures: recordFailures) {
-                                // Recording late is better than sending again after the lease.
+                            if Self.keepsForAnotherTry(error) {
+                                // Recording late is better than sending again after the lease: kept until the database
+                                // answers (no claim is made meanwhile, so they are at most a window's worth).
                                 finished.restore(done)
                                 throw error
                             }
                             logger.error(
                                 "could not record push outcomes; their rows are sent again when their lease runs out",
                                 metadata: ["count": "\(done.count)", "error": "\(error)"])
-                            recordFailures = 0
                         }
                         window.finished(done.count)
                         for result in done { metrics.record(result) }
+                    }
+                    if !lostClaims.isEmpty {
+                        let released = try await store.release(leases: lostClaims.ids(at: clock.now))
+                        lostClaims.removeAll()
+                        if released > 0 {
+                            logger.info(
+                                "took back pushes whose claim's answer was lost; they go now, not when their lease runs out",
+                                metadata: ["worker": "\(worker)", "count": "\(released)"])
+                        }
                     }
                     var claimedAll = false
                     // The poll fallback counts from the claim's time: a row the claim found not yet due is looked
                     // for again a poll interval after that, however long the claim took.
                     let claimedAt = clock.now
                     if !stopping, let limit = window.claimLimit {
-                        let batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt)
+                        let leaseID = UUID()
+                        let batch: [ClaimedDelivery]
+                        do {
+                            batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt, leaseID: leaseID)
+                        } catch {
+                            // Committed or not, the answer is lost: whatever it claimed is taken back once the database answers.
+                            lostClaims.add(leaseID, at: claimedAt)
+                            throw error
+                        }
                         window.started(batch.count)
                         for delivery in batch {
                             group.addTask {
@@ -171,15 +189,12 @@ public struct Dispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable, a
-    /// few times; an error in the outcomes themselves would fail every time, so those are given up at once.
-    static func keepsForAnotherTry(_ error: any Error, failures: Int) -> Bool {
-        guard let error = error as? PostgresError, error.isUnavailable else { return false }
-        return failures < maxRecordAttempts
+    /// Whether outcomes that could not be recorded are kept for another try: while the database is unavailable (a
+    /// failover can take longer than any fixed number of tries); an error in the outcomes themselves would fail every
+    /// time, so those are given up at once.
+    static func keepsForAnotherTry(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isUnavailable ?? false
     }
-
-    /// Tries at recording one set of outcomes while the database is unavailable, a poll interval apart.
-    static let maxRecordAttempts = 5
 
     func send(_ delivery: ClaimedDelivery) async -> DeliveryResult {
         guard let token = delivery.token, let environment = delivery.environment, !delivery.tokenRetired else {
