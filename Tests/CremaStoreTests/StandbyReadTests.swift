@@ -95,7 +95,7 @@ struct StandbyReadTests {
         try await ReplicatedClusters.with(extraStandbys: 1) { clusters in
             let oldPrimary = PostgresPool(.init(conninfo: clusters.primary.conninfo, maxConnections: 2))
             let stale = PostgresPool(.init(conninfo: clusters.extraStandbys[0].conninfo, maxConnections: 2))
-            let writer = OrderService(database: CremaDatabase(pool: oldPrimary), clock: .system)
+            let writer = OrderService(database: CremaDatabase(pool: oldPrimary, clock: .system), clock: .system)
             let migrator = Migrator(migrations: try CremaMigrations.all())
             _ = try await oldPrimary.withConnection { try await migrator.migrate(on: $0) }
             _ = try await writer.database.stores.put(id: "market-st", name: "Market St", timezone: "America/Los_Angeles", tenant: "default")
@@ -124,7 +124,7 @@ struct StandbyReadTests {
             let outcomes = Outcomes()
             let reader = OrderService(
                 database: CremaDatabase(
-                    pool: promoted, reads: StandbyReads(primary: promoted, standby: stale, replayWait: .seconds(5), observe: { outcomes.record($0) })),
+                    pool: promoted, reads: StandbyReads(primary: promoted, standby: stale, replayWait: .seconds(5), observe: { outcomes.record($0) }), clock: .system),
                 clock: .system)
             #expect(try await Self.queued(reader) == [kept])
             #expect(outcomes.taken() == [.primaryStandbyOtherTimeline])
