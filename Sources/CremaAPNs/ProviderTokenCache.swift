@@ -1,5 +1,6 @@
 import CremaAPNsKey
 import CremaAPNsProtocol
+import CremaClock
 import Crypto
 import Foundation
 import Synchronization
@@ -19,7 +20,7 @@ final class ProviderTokenCache: Sendable {
 
     init(key: APNsSigningKey, lifetime: Duration, now: @escaping @Sendable () -> Date) {
         self.key = key
-        self.lifetime = TimeInterval(lifetime.components.seconds) + TimeInterval(lifetime.components.attoseconds) / 1e18
+        self.lifetime = lifetime.timeInterval
         self.now = now
     }
 

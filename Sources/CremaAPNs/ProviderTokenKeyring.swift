@@ -1,4 +1,5 @@
 import CremaAPNsKey
+import CremaClock
 import Foundation
 import Synchronization
 
@@ -53,8 +54,7 @@ final class ProviderTokenKeyring<Connection: Sendable>: Sendable {
         release: @escaping @Sendable (Connection) -> Void
     ) {
         self.lifetime = lifetime
-        self.idleLimit =
-            TimeInterval(lifetime.components.seconds) + TimeInterval(lifetime.components.attoseconds) / 1e18
+        self.idleLimit = lifetime.timeInterval
         self.now = now
         self.connect = connect
         self.release = release

@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 public import CremaCore
 public import CremaPostgres
 public import Foundation
@@ -24,7 +25,7 @@ public struct DeliveryRepository: Sendable {
     /// due and when the lease ends are read from it, not from the database's, so a test moves time instead of waiting.
     /// `leaseID` names the claim, chosen before it is made: if its answer is lost, `release(leases:)` takes its rows back.
     public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date, leaseID: UUID = UUID()) async throws -> [ClaimedDelivery] {
-        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let seconds = lease.timeInterval
         // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
             try await connection.pipeline([

@@ -43,8 +43,7 @@ actor Doorbell {
         let id = next
         // The deadline is fixed here, not when the timer's task first runs: on a clock a test moves, a task that starts
         // after the move would otherwise wait from the new time.
-        let (seconds, attoseconds) = timeout.components
-        let deadline = (start ?? clock.now).addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        let deadline = (start ?? clock.now).addingTimeInterval(timeout.timeInterval)
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // Registered in the same turn of this actor as the check above: no ring can slip in between.

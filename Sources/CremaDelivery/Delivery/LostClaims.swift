@@ -1,3 +1,4 @@
+import CremaClock
 import Foundation
 
 /// The lease ids of a worker's claims that failed. A claim can commit and still fail for the worker (the connection
@@ -10,7 +11,7 @@ struct LostClaims: Sendable {
     private var claims: [(id: UUID, at: Date)] = []
 
     init(lease: Duration) {
-        self.lease = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        self.lease = lease.timeInterval
     }
 
     var isEmpty: Bool { claims.isEmpty }
