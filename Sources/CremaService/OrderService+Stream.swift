@@ -18,10 +18,10 @@ extension OrderService {
         try await database.stream.streamChanges(store: store, tenant: tenant, after: cursor)
     }
 
-    /// Keeps a ticket that opens `store`'s stream once within `lifetime` seconds, counted against `holder`.
+    /// Keeps a ticket that opens `store`'s stream once within `lifetime` seconds, counted against `holder`; returns its expiry.
     public func issueStreamTicket(
         _ ticket: String, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
-    ) async throws(StoreError) {
+    ) async throws(StoreError) -> Date {
         try await database.stream.issueStreamTicket(ticket, store: store, in: scope, holder: holder, lifetime: lifetime)
     }
 

@@ -120,23 +120,28 @@ public struct StreamRepository: Repository {
     }
 
     /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds; the stream it opens
-    /// counts against `holder`, the key that asked for it (docs/limits.md).
+    /// counts against `holder`, the key that asked for it (docs/limits.md). Returns the expiry it stored, for the answer
+    /// to report the same instant.
+    @discardableResult
     public func issueStreamTicket(
         _ ticket: String, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
-    ) async throws(StoreError) {
+    ) async throws(StoreError) -> Date {
+        let now = clock.now
+        let expiresAt = now.addingTimeInterval(lifetime)
         try await database {
             try await pool.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
                     throw StoreError.unknownStore(store)
                 }
-                _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < \(clock.now)")
+                _ = try await connection.query("DELETE FROM stream_tickets WHERE expires_at < \(now)")
                 _ = try await connection.query(
                     """
                     INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at, holder)
-                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), \(clock.now.addingTimeInterval(lifetime)), \(holder))
+                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), \(expiresAt), \(holder))
                     """)
             }
         }
+        return expiresAt
     }
 
     /// Uses up a ticket: the tenant it was issued in when it was issued for `store`, unused and unexpired (it is

@@ -39,10 +39,10 @@ struct StreamRoutes {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         let ticket = [UInt8].random(count: 32).hexEncoded
-        try await service.issueStreamTicket(
+        let expiresAt = try await service.issueStreamTicket(
             ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
-            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: hub.clock.now.addingTimeInterval(Self.ticketLifetime)),
+            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: expiresAt),
             headers: [.cacheControl: "no-store"])
     }
 
@@ -116,7 +116,7 @@ struct StreamRoutes {
         var cursor = start
         // The process's one clock (the hub's): a test moves it on instead of waiting for a keepalive.
         let clock = hub.clock
-        let quiet = TimeInterval(heartbeat.components.seconds) + TimeInterval(heartbeat.components.attoseconds) / 1e18
+        let quiet = heartbeat.timeInterval
         // Opens the stream at once (and tells EventSource how long to wait before reconnecting).
         try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
         var lastWrite = clock.now
