@@ -236,7 +236,8 @@ async def main():
         assert await page.eval(f'document.querySelector(\'{card(later[0])}\') === null'), "the first one picked up is only counted"
         width = await page.eval('document.querySelector(\'section[data-state="picked_up"]\').getBoundingClientRect().width / innerWidth')
         assert width < 0.2, f"the finished orders take {width:.0%} of the width"
-        await asyncio.sleep(1.5)  # the moved cards' flash fades (only for the pictures; nothing is checked after it)
+        # The moved cards' flash (a CSS animation) ends before the pictures: waited for, not slept on.
+        await page.wait('document.getAnimations().length === 0', "the moved cards' flash to end")
         light = await page.screenshot("board-light.png")
         await page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
         assert await page.eval('matchMedia("(prefers-color-scheme: dark)").matches')
