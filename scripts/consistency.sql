@@ -31,5 +31,10 @@ SELECT 'outbox rows of another tenant than their order''s', count(*)
 FROM delivery_outbox d WHERE NOT EXISTS (
     SELECT 1 FROM orders o WHERE o.tenant_id = d.tenant_id AND o.store_id = d.store_id AND o.order_id = d.order_id)
 UNION ALL
+-- The claim finds due work through delivery_outbox_due (WHERE finished_at IS NULL): a row is unfinished exactly
+-- while it may still be sent.
+SELECT 'outbox rows finished while pending or in flight, or unfinished otherwise', count(*)
+FROM delivery_outbox WHERE (finished_at IS NULL) <> (state IN ('pending', 'inflight'))
+UNION ALL
 SELECT 'tokens of an app of another tenant', count(*)
 FROM customer_tokens c JOIN apps a ON a.bundle_id = c.bundle_id WHERE a.tenant_id <> c.tenant_id;

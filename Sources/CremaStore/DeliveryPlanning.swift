@@ -33,7 +33,7 @@ enum DeliveryPlanning {
     /// before `now`) over a CTE named `t`.
     ///
     /// The history is read target by target (a lateral subquery kept apart by `OFFSET 0`, so the planner cannot turn
-    /// the join around): each lookup reads that target's rows (`delivery_outbox_by_target`), never the tenant's. As a
+    /// the join around): each lookup reads that target's rows (`delivery_outbox_target_history`), never the tenant's. As a
     /// plain join, the generic plan a connection cached while the outbox was small walked every outbox row of the
     /// tenant for each event once it had grown (5.6 ms an event after 15 s of load, growing with the table).
     static func selectColumns<SQL: PostgresSQL>(now: Date) -> SQL {
@@ -46,10 +46,9 @@ enum DeliveryPlanning {
                    extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
             FROM t CROSS JOIN LATERAL (
                 SELECT * FROM delivery_outbox d
-                WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > \(since)
+                WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > \(since)
                 OFFSET 0
             ) d
-            WHERE d.tenant_id = (SELECT tenant_id FROM o)
         ) h) AS history
         """
     }

@@ -13,52 +13,94 @@ public struct DeliveryRepository: Sendable {
         self.pool = pool
     }
 
-    /// Claims up to `limit` due rows for `lease`; another dispatcher skips them until the lease runs out.
+    /// Claims up to `limit` due rows of `tenant` for `lease`; another dispatcher skips them until the lease runs out.
     ///
-    /// Ordering (`DeliveryOrdering`; in SQL, Migrations/Functions/delivery_ordering.sql): first withdraws pending rows that must never go (a newer
-    /// push of the same activity was planned, or a start's order finished or registered its activity), then
-    /// claims a Live Activity row only when no other row of its activity is pending or in flight.
+    /// One tenant at a time (docs/design.md §6): a dispatcher gives tenants with due work turns (`ClaimTurns`), so one
+    /// tenant's backlog holds another's push back by at most one claim, and each statement names its tenant, so on
+    /// Citus it runs on one shard (a `FOR UPDATE` across shards is refused there).
+    ///
+    /// Ordering (`DeliveryOrdering`; in SQL, Migrations/Functions/delivery_ordering.sql): first withdraws the tenant's
+    /// pending rows that must never go (a newer push of the same activity was planned, or a start's order finished or
+    /// registered its activity), then claims a Live Activity row only when no other row of its activity is pending or
+    /// in flight.
     ///
     /// `apps`: the apps (tenant and bundle id) this dispatcher can sign for; rows of other apps, another tenant's app
     /// of the same bundle id among them, are left for an instance that can
     /// (nil: every app, for the built-in simulator of a private database). `now` is the dispatcher's clock: what is
     /// due and when the lease ends are read from it, not from the database's, so a test moves time instead of waiting.
     /// `leaseID` names the claim, chosen before it is made: if its answer is lost, `release(leases:)` takes its rows back.
-    public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date, leaseID: UUID = UUID()) async throws -> [ClaimedDelivery] {
+    public func claim(
+        for tenant: String, limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date, leaseID: UUID = UUID()
+    ) async throws -> [ClaimedDelivery] {
         let seconds = lease.timeInterval
         // One round trip: the withdrawal and the claim go in one pipelined flight (the claim sees what it withdrew).
         let rows = try await pool.withConnection { connection in
             try await connection.pipeline([
-                Self.withdrawStale(at: now), Self.claimable(limit: limit, seconds: seconds, apps: apps, now: now, leaseID: leaseID),
+                Self.withdrawStale(tenant: tenant, at: now),
+                Self.claimable(tenant: tenant, limit: limit, seconds: seconds, apps: apps, now: now, leaseID: leaseID),
             ])
         }.last ?? []
-        return try rows.map { row in
-            let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
-            let targetID = try row.decode("target_id", as: Int64?.self)
-            guard let pushType = APNsPushType(rawValue: try row.decode("push_type")) else {
-                throw PostgresError(.decoding, detail: "unknown push type")
-            }
-            return ClaimedDelivery(
-                tenantID: try row.decode("tenant_id"), bundleID: try row.decode("bundle_id", as: String?.self),
-                storeID: try row.decode("store_id"), id: try row.decode("delivery_id"), orderID: try row.decode("order_id"),
-                target: kind.flatMap { kind in targetID.map { PushTargetRef(kind: kind, id: $0) } },
-                pushType: pushType, priority: try row.decode("priority", as: Int?.self),
-                topic: try row.decode("topic", as: String?.self) ?? "", collapseID: try row.decode("collapse_id", as: String?.self),
-                body: try row.decode("body", as: String?.self) ?? "", expiresAt: try row.decode("expires_at", as: Date?.self),
-                attempts: try row.decode("attempts"), maxAttempts: try row.decode("max_attempts"),
-                token: try row.decode("token", as: String?.self),
-                environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
-                tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
-        }
+        return try rows.map(Self.claimedDelivery)
     }
 
-    /// Claims up to `limit` rows due at `now` for `seconds`: pending, signable here, not withdrawn, not behind a push
-    /// of the same sequence still in flight; returns them with their token.
-    static func claimable(limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date, leaseID: UUID) -> PostgresQuery {
+    /// Claims up to `limit` due rows over every tenant with due work, tenant by tenant in `tenant_id` order (each
+    /// claim as `claim(for:…)` makes it), until `limit` is reached: for tools and tests that want what is due now,
+    /// whoever's it is. The dispatcher takes turns instead (`ClaimTurns`).
+    public func claim(limit: Int, lease: Duration, apps: Set<TenantApp>?, now: Date, leaseID: UUID = UUID()) async throws -> [ClaimedDelivery] {
+        var claimed: [ClaimedDelivery] = []
+        for tenant in try await tenantsWithDueWork(apps: apps, now: now) where claimed.count < limit {
+            claimed += try await claim(for: tenant, limit: limit - claimed.count, lease: lease, apps: apps, now: now, leaseID: leaseID)
+        }
+        return claimed
+    }
+
+    /// The tenants with a pending row due at `now` that one of `apps` signs (nil: any), in `tenant_id` order: one probe
+    /// of `delivery_outbox_due` per tenant. What a dispatcher reads when it has heard of no work (the poll fallback, a
+    /// reconnection), not before each claim.
+    public func tenantsWithDueWork(apps: Set<TenantApp>?, now: Date) async throws -> [String] {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT t.tenant_id FROM tenants t
+                WHERE EXISTS (
+                    SELECT 1 FROM delivery_outbox d
+                    WHERE d.tenant_id = t.tenant_id AND d.finished_at IS NULL AND d.run_at <= \(now) AND d.state = 'pending'
+                      AND \(Self.signable(by: apps)))
+                ORDER BY t.tenant_id
+                """)
+        }.map { try $0.decode("tenant_id") }
+    }
+
+    private static func claimedDelivery(_ row: PostgresRow) throws -> ClaimedDelivery {
+        let kind = try row.decode("target_kind", as: String?.self).flatMap(PushTargetKind.init)
+        let targetID = try row.decode("target_id", as: Int64?.self)
+        guard let pushType = APNsPushType(rawValue: try row.decode("push_type")) else {
+            throw PostgresError(.decoding, detail: "unknown push type")
+        }
+        return ClaimedDelivery(
+            tenantID: try row.decode("tenant_id"), bundleID: try row.decode("bundle_id", as: String?.self),
+            storeID: try row.decode("store_id"), id: try row.decode("delivery_id"), orderID: try row.decode("order_id"),
+            target: kind.flatMap { kind in targetID.map { PushTargetRef(kind: kind, id: $0) } },
+            pushType: pushType, priority: try row.decode("priority", as: Int?.self),
+            topic: try row.decode("topic", as: String?.self) ?? "", collapseID: try row.decode("collapse_id", as: String?.self),
+            body: try row.decode("body", as: String?.self) ?? "", expiresAt: try row.decode("expires_at", as: Date?.self),
+            attempts: try row.decode("attempts"), maxAttempts: try row.decode("max_attempts"),
+            token: try row.decode("token", as: String?.self),
+            environment: try row.decode("environment", as: String?.self).flatMap(APNsEnvironment.init),
+            tokenRetired: try row.decode("retired"), plannedAt: try row.decode("created_at"))
+    }
+
+    /// Claims up to `limit` rows of `tenant` due at `now` for `seconds`: pending, signable here, not withdrawn, not
+    /// behind a push of the same sequence still in flight; returns them with their token.
+    ///
+    /// A HOT update (migration 017): no index names the columns it sets. Rows are found through `delivery_outbox_due`
+    /// (unfinished rows, by due time), stepping over the rows in flight. The token is read for each row from the one
+    /// table its kind names, so neither token table is joined (or, while empty, scanned) for rows of the other.
+    static func claimable(tenant: String, limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date, leaseID: UUID) -> PostgresQuery {
         """
         WITH c AS (
             SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
-            WHERE state = 'pending' AND run_at <= \(now)
+            WHERE tenant_id = \(tenant) AND finished_at IS NULL AND run_at <= \(now) AND state = 'pending'
               AND \(Self.signable(by: apps))
               -- Only Live Activity rows have an order to keep; the CASE spares every other row two function calls.
               AND CASE WHEN d.push_type = 'liveactivity' THEN
@@ -73,11 +115,15 @@ public struct DeliveryRepository: Sendable {
             RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                       d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
         )
-        SELECT u.*, coalesce(p.token, ct.token) AS token, coalesce(p.environment, ct.environment) AS environment,
-               coalesce(p.retired_at, ct.retired_at) IS NOT NULL AS retired
+        SELECT u.*, k.token, k.environment, k.retired_at IS NOT NULL AS retired
         FROM u
-        LEFT JOIN push_targets p ON u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
-        LEFT JOIN customer_tokens ct ON u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
+        LEFT JOIN LATERAL (
+            SELECT p.token, p.environment, p.retired_at FROM push_targets p
+            WHERE u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
+            UNION ALL
+            SELECT ct.token, ct.environment, ct.retired_at FROM customer_tokens ct
+            WHERE u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
+        ) k ON true
         ORDER BY u.delivery_id
         """
     }
@@ -105,9 +151,9 @@ public struct DeliveryRepository: Sendable {
         return (try? PostgresJSON(encoding: map)) ?? PostgresJSON(text: "{}")
     }()
 
-    /// Pending Live Activity rows that must never go become `superseded` with their send-time reason; rows
+    /// `tenant`'s pending Live Activity rows that must never go become `superseded` with their send-time reason; rows
     /// another dispatcher holds are skipped (the claim's own check keeps them from being sent meanwhile).
-    static func withdrawStale(at now: Date) -> PostgresQuery {
+    static func withdrawStale(tenant: String, at now: Date) -> PostgresQuery {
         """
         WITH stale AS (
             SELECT d.tenant_id, d.store_id, d.delivery_id, s.code
@@ -117,7 +163,9 @@ public struct DeliveryRepository: Sendable {
                 SELECT delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
                 OFFSET 0
             ) s
-            WHERE d.state = 'pending' AND d.push_type = 'liveactivity' AND s.code IS NOT NULL
+            -- delivery_outbox_open_activity: the tenant's unfinished Live Activity rows, a handful at any time.
+            WHERE d.tenant_id = \(tenant) AND d.finished_at IS NULL AND d.push_type = 'liveactivity' AND d.state = 'pending'
+              AND s.code IS NOT NULL
             FOR UPDATE OF d SKIP LOCKED
         )
         UPDATE delivery_outbox d
@@ -249,7 +297,8 @@ public struct DeliveryRepository: Sendable {
                         last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
                         finished_at = CASE WHEN attempts >= max_attempts THEN \(now)::timestamptz END,
                         locked_until = NULL
-                    WHERE state = 'inflight' AND locked_until < \(now)
+                    -- delivery_outbox_due holds every unfinished row: those in flight are among them.
+                    WHERE finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
                     RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
                 ), \(WebhookOutbox.rescueCTEs(at: now))
                 SELECT 1 FROM outcome
@@ -269,7 +318,7 @@ public struct DeliveryRepository: Sendable {
             try await connection.query(
                 """
                 UPDATE delivery_outbox SET state = 'pending', attempts = attempts - 1, locked_until = NULL, lease = NULL
-                WHERE state = 'inflight' AND lease = ANY(\(ids)::uuid[])
+                WHERE finished_at IS NULL AND state = 'inflight' AND lease = ANY(\(ids)::uuid[])
                 RETURNING 1
                 """).count
         }
@@ -303,7 +352,7 @@ public struct DeliveryRepository: Sendable {
                 FROM (
                     SELECT state, run_at, state = 'pending' AND run_at <= \(now) AS due,
                            \(Self.signable(by: apps)) AS signable
-                    FROM delivery_outbox WHERE state IN ('pending', 'inflight')
+                    FROM delivery_outbox WHERE finished_at IS NULL
                 ) d
                 """)[0]
             return OutboxDepth(

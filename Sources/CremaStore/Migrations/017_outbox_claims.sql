@@ -1,0 +1,31 @@
+-- Crema schema 017: an outbox whose claims are HOT updates and whose due work is found per tenant
+-- (docs/design.md §6, docs/scaling.md). Built inside the migration transaction, like 009.
+--
+-- A push was two updates, neither HOT: `state` sat in the predicate of four partial indexes and `locked_until`
+-- in one, so the claim (pending → inflight) and the record (inflight → sent) each wrote a new entry into every
+-- index, eight a push. Now no index names a column the claim changes (state, attempts, locked_until, lease), so
+-- the claim rewrites the row in place on its page; due work is found through one partial index whose membership
+-- changes once per row (`finished_at IS NULL`: in when planned, out when finished), and only the finishing
+-- update (or a retry, which moves run_at) writes index entries.
+--
+-- Every index the claim, the withdrawal and the planner's history read leads with tenant_id, so a dispatcher claims
+-- one tenant's rows at a time (tenants take turns) and Citus can route each of those statements to one shard.
+
+-- Pending and in-flight rows, by tenant, oldest due first: the claim (state = 'pending' is checked on the row, so
+-- rows in flight, a batch's worth, are stepped over), the survey of tenants with due work, rescue and depth().
+CREATE INDEX delivery_outbox_due ON delivery_outbox (tenant_id, run_at, delivery_id) WHERE finished_at IS NULL;
+-- Unfinished Live Activity rows of an order: what the withdrawal before each claim looks at.
+CREATE INDEX delivery_outbox_open_activity ON delivery_outbox (tenant_id, store_id, order_id)
+    WHERE finished_at IS NULL AND push_type = 'liveactivity';
+-- A target's recent decisions (the planner's history), within its tenant.
+CREATE INDEX delivery_outbox_target_history ON delivery_outbox (tenant_id, target_kind, target_id, created_at)
+    WHERE target_id IS NOT NULL;
+
+-- Their predecessors named state (or, for by_target, no tenant). sent_activity served one read of one order's rows,
+-- which by_order serves as well (an order has a bounded number of pushes).
+DROP INDEX delivery_outbox_pending, delivery_outbox_inflight, delivery_outbox_pending_activity,
+    delivery_outbox_sent_activity, delivery_outbox_by_target;
+
+-- Room on each page for the claim's new row version, so it can stay on the page (a HOT update needs that). New pages
+-- only: the rows already written are finished history or soon will be.
+ALTER TABLE delivery_outbox SET (fillfactor = 70);

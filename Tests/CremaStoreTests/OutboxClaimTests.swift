@@ -1,0 +1,68 @@
+import CremaAPNsProtocol
+import CremaCore
+import CremaPostgres
+import CremaService
+import CremaTestSupport
+import Foundation
+import Testing
+
+@testable import CremaStore
+
+/// The claim as migration 017 made it: one tenant's rows at a time, rewritten in place (HOT) so that claiming writes no
+/// index entry, and the survey that tells a dispatcher which tenants have due work.
+@Suite struct OutboxClaimTests {
+    /// Three alert pushes due for the default tenant's customer c-9.
+    static func threeDueAlerts(_ db: TestDatabase) async throws {
+        let store = try await StoreFixtures.store(in: db)
+        _ = try await store.database.tokens.putCustomerToken(
+            customerRef: "c-9", tenant: "default", kind: .alert, token: String(repeating: "ab", count: 32), environment: .production,
+            bundleID: nil, replaces: nil, limit: 20)
+        for key in ["a", "b", "c"] {
+            let placed = try await store.place(StoreFixtures.placement(posRef: "T-" + key), in: .default, role: .pos, request: StoreFixtures.request("p-" + key))
+            _ = try await store.apply(
+                .ready(pickupPoint: "counter"), to: try StoreFixtures.orderID(placed), in: .default, expectedVersion: nil, role: .barista,
+                request: StoreFixtures.request("r-" + key, scope: "barista"))
+        }
+    }
+
+    @Test("a claim rewrites its rows in place (HOT updates), writing no index entry")
+    func theClaimIsAHOTUpdate() async throws {
+        try await TestDatabase.with { db in
+            try await Self.threeDueAlerts(db)
+            let (claimed, updated, hot) = try await db.pool.withConnection { connection in
+                try await connection.simpleQuery("BEGIN")
+                let claimed = try await connection.query(
+                    DeliveryRepository.claimable(tenant: "default", limit: 10, seconds: 60, apps: nil, now: Date().addingTimeInterval(1), leaseID: UUID()))
+                // This transaction's own counters: exact, with no wait for the statistics collector.
+                let counts = try await connection.query(
+                    """
+                    SELECT pg_stat_get_xact_tuples_updated('delivery_outbox'::regclass) AS updated,
+                           pg_stat_get_xact_tuples_hot_updated('delivery_outbox'::regclass) AS hot
+                    """)[0]
+                try await connection.simpleQuery("ROLLBACK")
+                return (claimed.count, try counts.decode("updated", as: Int.self), try counts.decode("hot", as: Int.self))
+            }
+            #expect(claimed == 3)
+            #expect(updated == 3 && hot == 3, "\(hot) of \(updated) claim updates were HOT")
+        }
+    }
+
+    @Test("a claim for one tenant takes none of another tenant's rows, and the survey names only tenants with work due")
+    func claimsArePerTenant() async throws {
+        try await TestDatabase.with { db in
+            try await Self.threeDueAlerts(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let now = Date().addingTimeInterval(1)
+            #expect(try await deliveries.tenantsWithDueWork(apps: nil, now: now) == ["default"])
+            // Not yet due by the dispatcher's clock: nobody has work.
+            #expect(try await deliveries.tenantsWithDueWork(apps: nil, now: now.addingTimeInterval(-3600)).isEmpty)
+            // Only apps of another tenant signable here: nobody has work this dispatcher can send.
+            #expect(try await deliveries.tenantsWithDueWork(apps: [TenantApp(tenant: "harbor", bundleID: "cafe.crema.test")], now: now).isEmpty)
+            #expect(try await deliveries.claim(for: "harbor", limit: 10, lease: .seconds(60), apps: nil, now: now).isEmpty)
+            #expect(try await deliveries.claim(for: "default", limit: 2, lease: .seconds(60), apps: nil, now: now).count == 2)
+            #expect(try await deliveries.claim(for: "default", limit: 2, lease: .seconds(60), apps: nil, now: now).count == 1)
+            // Everything is in flight: no tenant has work due.
+            #expect(try await deliveries.tenantsWithDueWork(apps: nil, now: now).isEmpty)
+        }
+    }
+}
