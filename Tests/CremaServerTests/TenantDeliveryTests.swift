@@ -279,6 +279,55 @@ import Testing
         }
     }
 
+    @Test("A tenant with ten thousand pushes due holds another tenant's push back by a turn, not by its backlog")
+    func oneTenantsBacklogDoesNotStarveAnother() async throws {
+        try await H.run(dispatchHeld: true, trusting: [Self.harborKey]) { h in
+            // One push of each tenant first, so both apps' connections and provider tokens are warm.
+            let keys = try await Self.harbor(h)
+            _ = try await Self.harborAlert(h, keys, customer: "c-2", token: H.token(52))
+            let flood = H.token(51)
+            let id = try await h.readyAlert(customer: "c-1", token: flood)
+            h.startDispatching()
+            await h.simulator.received(token: H.token(52))
+            #expect(try await h.drained(id))
+
+            // The default tenant's alert, copied into a backlog of 10,000 due, written behind the dispatcher's back
+            // (no announcement): its poll finds them.
+            let order = try #require(UUID(uuidString: id))
+            let backlog = try await h.db.pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
+                                                 push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
+                                                 run_at, la_event, apns_timestamp, bundle_id, created_at)
+                    SELECT tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id, push_type, priority, topic,
+                           collapse_id, body, expires_at, 'pending', reason_code, reason, run_at, la_event, apns_timestamp, bundle_id, created_at
+                    FROM delivery_outbox, generate_series(1, 10000)
+                    WHERE order_id = \(order) AND push_type = 'alert' AND state = 'sent'
+                    RETURNING 1
+                    """
+                ).count
+            }
+            #expect(backlog == 10_000)
+            // The poll interval passes (again and again, as it would: a worker busy when the clock moved waits from then).
+            while h.simulator.records(token: flood).count < 200 {
+                await h.clock.advance(0.001)
+                try await Task.sleep(for: .milliseconds(10))
+            }
+
+            // Harbor's next push, committed while the backlog drains.
+            let harborToken = H.token(53)
+            _ = try await Self.harborAlert(h, keys, customer: "c-3", token: harborToken)
+            let atCommit = h.simulator.records(token: flood).count
+            await h.simulator.received(token: harborToken)
+            let atReceipt = h.simulator.records(token: flood).count
+            // First come, first served, it would have waited for the rest of the 10,000; by turns, for what was in
+            // flight and a claim (64 a worker), give or take the sends that overlap its own.
+            #expect(atReceipt - atCommit < 1_000, "harbor's push waited for \(atReceipt - atCommit) of the default tenant's")
+            #expect(atReceipt < 5_000)
+        }
+    }
+
     @Test("The keyring reads newly activated keys once a minute has passed on its clock, not before")
     func theKeyringReloadsWithinAMinute() async throws {
         try await TestDatabase.with { db in

@@ -52,6 +52,8 @@ public struct Dispatcher: Service, CustomStringConvertible {
     public func run() async throws {
         // One doorbell per worker: commits that queued pushes ring them all, a finished send only its own worker's.
         let doorbells = (0..<max(1, configuration.workers)).map { _ in Doorbell(clock: clock) }
+        // And one newsletter: which tenants' commits queued pushes, so each worker knows whose turn is worth a claim.
+        let news = doorbells.map { _ in PushNews() }
         let changes = self.changes?.subscribe(to: .pushes)
         logger.info("dispatcher started", metadata: ["workers": "\(configuration.workers)", "batch": "\(configuration.batchSize)"])
         // The keys before the first claim; after that the maintenance tick keeps them (and retries this one).
@@ -67,17 +69,18 @@ public struct Dispatcher: Service, CustomStringConvertible {
         await withTaskGroup(of: Void.self) { group in
             if let changes {
                 group.addTask {
-                    for await _ in changes {
+                    for await change in changes {
+                        for letter in news { letter.add(change) }
                         for doorbell in doorbells { await doorbell.ring() }
                     }
                 }
             }
             group.addTask { await self.maintain() }
             await withTaskGroup(of: Void.self) { workers in
-                for (worker, doorbell) in doorbells.enumerated() {
+                for (worker, (doorbell, news)) in zip(doorbells, news).enumerated() {
                     workers.addTask {
                         await withGracefulShutdownHandler {
-                            await self.work(worker, doorbell: doorbell)
+                            await self.work(worker, doorbell: doorbell, news: news)
                         } onGracefulShutdown: {
                             Task { await doorbell.ring() }
                         }
@@ -92,13 +95,15 @@ public struct Dispatcher: Service, CustomStringConvertible {
     /// One claim–send–record loop with up to `batchSize` pushes in flight. Each send runs as its own task and its
     /// outcome is recorded as soon as the worker gets to it, together with every other one that came back
     /// meanwhile; freed room is claimed again. A slow answer therefore holds only its own push, never a batch.
-    func work(_ worker: Int, doorbell: Doorbell) async {
+    /// Tenants with due work take turns (`ClaimTurns`): each claim is one tenant's.
+    func work(_ worker: Int, doorbell: Doorbell, news: PushNews) async {
         let finished = FinishedSends()
         await withDiscardingTaskGroup { group in
             var window = SendWindow(capacity: configuration.batchSize)
             var failing = false
             // Claims that failed, by lease id: their rows may be in flight under a commit whose answer was lost.
             var lostClaims = LostClaims(lease: configuration.lease)
+            var turns = ClaimTurns()
             while !Task.isCancelled {
                 let stopping = Task.isShuttingDownGracefully
                 if stopping, window.inFlight == 0 { break }
@@ -126,10 +131,13 @@ public struct Dispatcher: Service, CustomStringConvertible {
                         }
                         window.finished(done.count)
                         for result in done { metrics.record(result) }
+                        // A retry may be due, or a push its activity's sequence held back is free now.
+                        turns.heard(of: done.lazy.map(\.delivery.tenantID))
                     }
                     if !lostClaims.isEmpty {
                         let released = try await store.release(leases: lostClaims.ids(at: clock.now))
                         lostClaims.removeAll()
+                        if released > 0 { turns.mayHaveMissedWork() }
                         if released > 0 {
                             logger.info(
                                 "took back pushes whose claim's answer was lost; they go now, not when their lease runs out",
@@ -140,24 +148,34 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     // The poll fallback counts from the claim's time: a row the claim found not yet due is looked
                     // for again a poll interval after that, however long the claim took.
                     let claimedAt = clock.now
+                    news.deliver(to: &turns)
                     if !stopping, let limit = window.claimLimit {
-                        let leaseID = UUID()
-                        let batch: [ClaimedDelivery]
-                        do {
-                            batch = try await store.claim(limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt, leaseID: leaseID)
-                        } catch {
-                            // Committed or not, the answer is lost: whatever it claimed is taken back once the database answers.
-                            lostClaims.add(leaseID, at: claimedAt)
-                            throw error
+                        if turns.next() == .survey {
+                            turns.surveyed(try await store.tenantsWithDueWork(apps: keyring.apps, now: claimedAt))
                         }
-                        window.started(batch.count)
-                        for delivery in batch {
-                            group.addTask {
-                                // One ring per batch of outcomes, not per push: the worker takes them all at once.
-                                if finished.add(await self.send(delivery)) { await doorbell.ring() }
+                        if case .claim(let tenant) = turns.next() {
+                            let leaseID = UUID()
+                            let batch: [ClaimedDelivery]
+                            do {
+                                batch = try await store.claim(
+                                    for: tenant, limit: limit, lease: configuration.lease, apps: keyring.apps, now: claimedAt, leaseID: leaseID)
+                            } catch {
+                                // Committed or not, the answer is lost: whatever it claimed is taken back once the database answers.
+                                lostClaims.add(leaseID, at: claimedAt)
+                                turns.mayHaveMissedWork()
+                                throw error
                             }
+                            turns.claimed(tenant, count: batch.count, limit: limit)
+                            window.started(batch.count)
+                            for delivery in batch {
+                                group.addTask {
+                                    // One ring per batch of outcomes, not per push: the worker takes them all at once.
+                                    if finished.add(await self.send(delivery)) { await doorbell.ring() }
+                                }
+                            }
+                            // Another tenant's turn, or more of this one's: claim again before sleeping.
+                            claimedAll = turns.next() != .idle
                         }
-                        claimedAll = batch.count == limit
                     }
                     if failing {
                         logger.info("dispatcher reconnected to the database", metadata: ["worker": "\(worker)"])
@@ -165,12 +183,17 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     }
                     // Sleep only when nothing came back and the outbox had no more for us; a finished send, an order
                     // change or graceful shutdown rings the doorbell.
-                    if done.isEmpty, !claimedAll { await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) }
+                    if done.isEmpty, !claimedAll {
+                        // Woken by a ring, the news says whose turn it is; by the poll's timeout, a survey looks
+                        // for work nobody announced (a retry come due, another process's rescue).
+                        if await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) == .timedOut { turns.mayHaveMissedWork() }
+                    }
                 } catch {
                     // A statement interrupted by shutdown is not an outage.
                     if Task.isCancelled { break }
                     if !failing { logger.warning("dispatcher cannot reach the database; retrying", metadata: ["error": "\(error)"]) }
                     failing = true
+                    turns.mayHaveMissedWork()
                     try? await clock.sleep(for: configuration.pollInterval)
                 }
             }
