@@ -98,10 +98,9 @@ SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t)
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
-        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
         OFFSET 0
     ) d
-    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM s \gset
 WITH inserted AS (
@@ -140,8 +139,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
-      AND state = 'pending'
+    WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
+      AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 ), hook_events AS (
     INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
@@ -185,10 +184,9 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
-        WHERE d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
         OFFSET 0
     ) d
-    WHERE d.tenant_id = (SELECT tenant_id FROM o)
 ) h) AS history
 FROM o;
 \if :stage = 1
@@ -255,8 +253,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
-      AND state = 'pending'
+    WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
+      AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 ), hook_events AS (
     INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
@@ -306,8 +304,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
-      AND state = 'pending'
+    WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
+      AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 ), hook_events AS (
     INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
@@ -357,8 +355,8 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
         run_at, la_event, apns_timestamp, bundle_id)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
-    WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND delivery_id = ANY('{}'::bigint[])
-      AND state = 'pending'
+    WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
+      AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 ), hook_events AS (
     INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()

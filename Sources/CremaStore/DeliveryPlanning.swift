@@ -182,11 +182,11 @@ enum DeliveryPlanning {
             outbox AS (
                 \(insert(first, order: order, tenant: tenant, event: event, at: at))
             ), superseded AS (
-                -- The ids as an array beside the key columns: at worst a walk over the store's pending rows, never (as
-                -- the join with a subquery did under a cached generic plan) over every outbox row of the store.
+                -- The ids as an array beside the tenant: at worst a walk over its unfinished rows (delivery_outbox_due),
+                -- never (as the join with a subquery did under a cached generic plan) over every outbox row of the store.
                 UPDATE delivery_outbox SET state = 'superseded', finished_at = \(at)
-                WHERE tenant_id = \(tenant) AND store_id = \(order.storeID) AND delivery_id = ANY(\(superseded)::bigint[])
-                  AND state = 'pending'
+                WHERE tenant_id = \(tenant) AND finished_at IS NULL AND store_id = \(order.storeID)
+                  AND delivery_id = ANY(\(superseded)::bigint[]) AND state = 'pending'
             )
             """
     }

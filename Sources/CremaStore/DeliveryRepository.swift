@@ -99,7 +99,7 @@ public struct DeliveryRepository: Sendable {
     static func claimable(tenant: String, limit: Int, seconds: Double, apps: Set<TenantApp>?, now: Date, leaseID: UUID) -> PostgresQuery {
         """
         WITH c AS (
-            SELECT tenant_id, store_id, delivery_id FROM delivery_outbox d
+            SELECT tenant_id, store_id, order_id, delivery_id FROM delivery_outbox d
             WHERE tenant_id = \(tenant) AND finished_at IS NULL AND run_at <= \(now) AND state = 'pending'
               AND \(Self.signable(by: apps))
               -- Only Live Activity rows have an order to keep; the CASE spares every other row two function calls.
@@ -111,7 +111,7 @@ public struct DeliveryRepository: Sendable {
         ), u AS (
             UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
                    locked_until = \(now)::timestamptz + make_interval(secs => \(seconds)), lease = \(leaseID)
-            FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.delivery_id = c.delivery_id
+            FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.order_id = c.order_id AND d.delivery_id = c.delivery_id
             RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                       d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
         )
@@ -156,7 +156,7 @@ public struct DeliveryRepository: Sendable {
     static func withdrawStale(tenant: String, at now: Date) -> PostgresQuery {
         """
         WITH stale AS (
-            SELECT d.tenant_id, d.store_id, d.delivery_id, s.code
+            SELECT d.tenant_id, d.store_id, d.order_id, d.delivery_id, s.code
             FROM delivery_outbox d
             -- OFFSET 0 keeps the function to one call per row (it cannot be inlined).
             CROSS JOIN LATERAL (
@@ -172,13 +172,14 @@ public struct DeliveryRepository: Sendable {
         SET state = 'superseded', finished_at = \(now), locked_until = NULL,
             reason = coalesce(\(withdrawalSentences)::jsonb ->> s.code, s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
             reason_code = s.code
-        FROM stale s WHERE d.tenant_id = s.tenant_id AND d.store_id = s.store_id AND d.delivery_id = s.delivery_id
+        FROM stale s WHERE d.tenant_id = s.tenant_id AND d.store_id = s.store_id AND d.order_id = s.order_id AND d.delivery_id = s.delivery_id
         """
     }
 
     private struct ResultRow: Encodable {
         var tenant_id: String
         var store_id: String
+        var order_id: UUID
         var id: Int64
         /// The attempt this outcome is of: a row re-claimed meanwhile (its lease ran out) is another attempt's.
         var attempts: Int
@@ -201,7 +202,7 @@ public struct DeliveryRepository: Sendable {
         guard !results.isEmpty else { return }
         let rows = results.map { result -> ResultRow in
             let d = result.delivery
-            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, id: d.id, attempts: d.attempts, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
+            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, order_id: d.orderID, id: d.id, attempts: d.attempts, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
             switch result.outcome {
             case .sent(let status, _):
                 row.status = status
@@ -239,14 +240,15 @@ public struct DeliveryRepository: Sendable {
                 """
                 WITH r AS (
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
-                        tenant_id text, store_id text, id bigint, attempts int, state text, run_at float8, status int, reason text, apns_id uuid,
+                        tenant_id text, store_id text, order_id uuid, id bigint, attempts int, state text, run_at float8, status int, reason text, apns_id uuid,
                         retire_kind text, retire_id bigint, retire_since float8, uncounted boolean)
                 ), checked AS (
                     -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
                     -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
                     SELECT r.*, CASE WHEN r.state = 'pending' THEN delivery_staleness(
                         d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) END AS stale
-                    FROM r JOIN delivery_outbox d ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id
+                    FROM r JOIN delivery_outbox d
+                        ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
                 ), outcome AS (
                     UPDATE delivery_outbox d
                     SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
@@ -264,7 +266,8 @@ public struct DeliveryRepository: Sendable {
                         finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN \(now)::timestamptz END
                     -- Only the attempt this outcome is of: a late outcome of an earlier claim (its lease ran out and the
                     -- row was claimed again) must not overwrite the newer attempt's.
-                    FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.delivery_id = r.id AND d.state = 'inflight'
+                    FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
+                      AND d.state = 'inflight'
                       AND d.attempts = r.attempts
                     RETURNING d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.state, d.push_type, d.target_kind, d.la_event, d.attempts,
                               d.last_status, d.last_reason
@@ -330,8 +333,8 @@ public struct DeliveryRepository: Sendable {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                DELETE FROM delivery_outbox WHERE (tenant_id, store_id, delivery_id) IN (
-                    SELECT tenant_id, store_id, delivery_id FROM delivery_outbox
+                DELETE FROM delivery_outbox WHERE (tenant_id, store_id, order_id, delivery_id) IN (
+                    SELECT tenant_id, store_id, order_id, delivery_id FROM delivery_outbox
                     WHERE finished_at < \(now)::timestamptz - make_interval(secs => \(retention)) LIMIT \(batch))
                 RETURNING 1
                 """).count
