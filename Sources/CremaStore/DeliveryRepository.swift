@@ -19,7 +19,7 @@ public struct DeliveryRepository: Sendable {
     /// tenant's backlog holds another's push back by at most one claim, and each statement names its tenant, so on
     /// Citus it runs on one shard (a `FOR UPDATE` across shards is refused there).
     ///
-    /// Ordering (`DeliveryOrdering`; in SQL, Migrations/Functions/delivery_ordering.sql): first withdraws the tenant's
+    /// Ordering (`DeliveryOrdering`; in SQL, `DeliveryOrderingSQL`): first withdraws the tenant's
     /// pending rows that must never go (a newer push of the same activity was planned, or a start's order finished or
     /// registered its activity), then claims a Live Activity row only when no other row of its activity is pending or
     /// in flight.
@@ -104,8 +104,7 @@ public struct DeliveryRepository: Sendable {
               AND \(Self.signable(by: apps))
               -- Only Live Activity rows have an order to keep; the CASE spares every other row two function calls.
               AND CASE WHEN d.push_type = 'liveactivity' THEN
-                  delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) IS NULL
-                  AND NOT delivery_sequence_busy(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type)
+                  (\(unescaped: DeliveryOrderingSQL.staleness)) IS NULL AND NOT \(unescaped: DeliveryOrderingSQL.sequenceBusy)
                   ELSE true END
             ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
         ), u AS (
@@ -158,11 +157,8 @@ public struct DeliveryRepository: Sendable {
         WITH stale AS (
             SELECT d.tenant_id, d.store_id, d.order_id, d.delivery_id, s.code
             FROM delivery_outbox d
-            -- OFFSET 0 keeps the function to one call per row (it cannot be inlined).
-            CROSS JOIN LATERAL (
-                SELECT delivery_staleness(d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) AS code
-                OFFSET 0
-            ) s
+            -- OFFSET 0 keeps the rule to one evaluation per row.
+            CROSS JOIN LATERAL (SELECT \(unescaped: DeliveryOrderingSQL.staleness) AS code OFFSET 0) s
             -- delivery_outbox_open_activity: the tenant's unfinished Live Activity rows, a handful at any time.
             WHERE d.tenant_id = \(tenant) AND d.finished_at IS NULL AND d.push_type = 'liveactivity' AND d.state = 'pending'
               AND s.code IS NOT NULL
@@ -245,8 +241,7 @@ public struct DeliveryRepository: Sendable {
                 ), checked AS (
                     -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
                     -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
-                    SELECT r.*, CASE WHEN r.state = 'pending' THEN delivery_staleness(
-                        d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.target_kind, d.target_id, d.push_type, d.la_event) END AS stale
+                    SELECT r.*, CASE WHEN r.state = 'pending' THEN \(unescaped: DeliveryOrderingSQL.staleness) END AS stale
                     FROM r JOIN delivery_outbox d
                         ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
                 ), outcome AS (
