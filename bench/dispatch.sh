@@ -64,7 +64,8 @@
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
 # BENCH_SINK_COUNTER=log forces the sink's log counter.
 # Needs postgresql-15 (psql; pg_waldump for -s), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first
-# use); -k sink also nghttpd (nghttp2-server), openssl, and perf with uprobes (else the log counter).
+# use); -k sink also nghttpd (nghttp2-server) and openssl, installed with apt-get when missing (the run is refused when
+# they cannot be), and perf with uprobes (else the log counter).
 # Raw outputs: bench/results/dispatch-n<N>-<time>/ (git-ignored); one line per round in
 # bench/results/dispatch-history.tsv. Exits 1 when a round is invalid, never because of the ratio.
 set -euo pipefail
@@ -84,10 +85,14 @@ while getopts "k:r:b:w:c:m:q:p:su" opt; do
     p) poll=$OPTARG ;;
     s) statements=1 ;;
     u) pinned=0 ;;
-    *) sed -n '2,69p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,70p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
+# Without its peer a side has nothing to send to: the sink's programs are installed first, or the run is refused.
+if [ "$mode" = sink ]; then
+  bench_require nghttpd:nghttp2-server openssl:openssl || { echo "refusing to run -k sink without nghttpd and openssl" >&2; exit 1; }
+fi
 shift $((OPTIND - 1))
 n=${1:-20000}
 port=${BENCH_SIM_PORT:-18443}
@@ -218,7 +223,10 @@ fi
 sim_records() { sim_curl GET /sim/requests > "$1"; }
 # side_begin NAME / side_end NAME: clear the simulator's records, or start counting the sink's answers; then
 # write NAME-sim-summary.json either way.
-side_begin() { if [ "$mode" = sim ]; then sim_curl DELETE /sim/requests > /dev/null; else sink_begin "$1"; fi; }
+side_begin() {
+  kill -0 "$SIM_PID" 2> /dev/null || { echo "refusing to go on: the $mode (pid $SIM_PID) is not running; see $out/$mode.log" >&2; exit 1; }
+  if [ "$mode" = sim ]; then sim_curl DELETE /sim/requests > /dev/null; else sink_begin "$1"; fi
+}
 side_end() {
   if [ "$mode" = sim ]; then
     sim_records "$out/$1-sim.json"

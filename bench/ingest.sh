@@ -45,7 +45,7 @@
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir),
 #   BENCH_COUNT_CONNECTIONS (the count's connections, default 2), BENCH_VALGRIND_OPTIONS (more callgrind options).
-# Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql, pg_waldump), curl, python3; for -i
+# Needs: wrk (installed with apt-get when missing), postgresql-15 (pgbench, psql, pg_waldump), curl, python3; for -i
 #   valgrind, binutils (strip) and a C compiler (cc): without valgrind the count is skipped with a note.
 # crema's context switches over the HTTP phase come twice: perf stat's total (the #13 target), and from /proc per
 # thread, split into voluntary (a thread waiting: crema's own hops) and preempted (more runnable threads than cores).
@@ -77,7 +77,7 @@ port=${BENCH_PORT:-18090}
 pgbench=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
 CREMA=$(crema_bin)
 [ "$count_only" = yes ] && [ "$count_lifecycles" -eq 0 ] && { echo "-I needs -i LIFECYCLES > 0" >&2; exit 2; }
-[ "$statements_only" = yes ] || [ "$count_only" = yes ] || command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+[ "$statements_only" = yes ] || [ "$count_only" = yes ] || bench_require wrk:wrk || { echo "refusing to run without wrk" >&2; exit 1; }
 [ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)

@@ -101,6 +101,21 @@ SQL
   [ "$3" = 0 ] && [ "$1" -gt 0 ]
 }
 
+# bench_require COMMAND:PACKAGE...: installs with apt-get the packages whose command is missing (as root, or with
+# sudo), as scripts/lib.sh's ensure_system_packages does; returns 1, naming what is still missing, when that fails.
+bench_require() {
+  local pair sudo="" pkgs=() still=()
+  for pair in "$@"; do command -v "${pair%%:*}" > /dev/null || pkgs+=("${pair#*:}"); done
+  [ ${#pkgs[@]} -eq 0 ] && return 0
+  echo "installing ${pkgs[*]} with apt" >&2
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}"; } >&2 || true
+  for pair in "$@"; do command -v "${pair%%:*}" > /dev/null || still+=("${pair%%:*} (package ${pair#*:})"); done
+  [ ${#still[@]} -eq 0 ] && return 0
+  echo "still missing after apt-get install: ${still[*]}" >&2
+  return 1
+}
+
 # ---- delivery benchmarks (bench/dispatch.sh, bench/dispatch-latency.sh, drills/dispatch-kill-drill.sh) ----
 
 BENCH_BUNDLE_ID=${BENCH_BUNDLE_ID:-cafe.crema.bench}
