@@ -298,7 +298,7 @@ phase_http() {
     timeout $((warmup + 30)) wrk -t "$threads" -c "$concurrency" -d "${warmup}s" --latency -s bench/lifecycle.lua \
     "http://127.0.0.1:$port" > "$out/wrk-warmup.txt" 2>&1
   checkpoint
-  pg_writes_begin "$conninfo" "$out" http
+  pg_writes_begin "$conninfo" "$out" http 10.5  # crema's connections stay open: their warm-up counts are reported by then
   log "HTTP measured ${duration}s"
   top_snapshot http
   cpu_begin
@@ -331,7 +331,7 @@ phase_pgbench() {
   timeout $((warmup + 60)) "$pgbench" "$conninfo" -n -M prepared -c "$concurrency" -j "$threads" -T "$warmup" \
     -f "$script" "${pgbench_defines[@]}" > "$out/$name-warmup.txt" 2>&1
   checkpoint
-  pg_writes_begin "$conninfo" "$out" "$name"
+  pg_writes_begin "$conninfo" "$out" "$name"  # the warm-up's pgbench backends have exited, so reported
   log "$name measured ${duration}s"
   top_snapshot "$name"
   cpu_begin

@@ -146,6 +146,7 @@ def side(name, unit, events, before_path, after_path, walcount_path, out_path):
     if wal:
         rest = {k: v for k, v in wal["bytes"].items() if k not in a["tables"] and k not in a["indexes"]
                 and not k.endswith("(TOAST)") and not k.endswith("(TOAST index)")}
+        rest = {k: v for k, v in rest.items() if per(v) >= 0.5}
         if rest:
             print(f"    {'WAL of no table':24} " + ", ".join(f"{k} {per(v):,.0f} B" for k, v in sorted(rest.items(), key=lambda kv: -kv[1])))
     others = sorted({x["am"] for x in indexes.values()} - {"btree"})
@@ -159,14 +160,16 @@ def listing(final_path, side_paths):
     final = load(final_path)
     sides = [load(p) for p in side_paths]
     written = {t for s in sides for t in s["tables"]}
-    head = "".join(f"{s['name'] + ' entries/' + s['unit']:>28}" for s in sides)
+    head = "".join(f"{s['name']:>19}" for s in sides)
     print(f"  {'index':44}{'table':22}{'idx_scan':>10}{head}")
     for i, x in sorted(final["indexes"].items(), key=lambda kv: (kv[1]["table"], kv[0])):
         if x["table"] not in written:
             continue
-        cells = "".join(f"{(s['indexes'].get(i, {}).get('entries') or 0) / s['events'] if s['events'] else 0:>28.2f}" for s in sides)
+        cells = "".join(f"{(s['indexes'].get(i, {}).get('entries') or 0) / s['events'] if s['events'] else 0:>19.2f}" for s in sides)
+        # A unique index with no scans still does work: it enforces its constraint on every insertion.
+        unused = "  no scans (enforces uniqueness)" if x.get("unique") else "  unused"
         print(f"  {i + (' (partial)' if x['partial'] else ''):44}{x['table']:22}{x['scan']:>10}{cells}"
-              + ("  unused" if x["scan"] == 0 else ""))
+              + (unused if x["scan"] == 0 else ""))
 
 
 if __name__ == "__main__":
