@@ -55,11 +55,17 @@
 #   calls, rows, execution and planning time, shared blocks hit and dirtied, WAL records and bytes; the script's own
 #   outbox polls and crema's metric reads are among them) and r<R>-crema-tables.tsv (rows updated and how many of
 #   those updates were HOT, and how much each table and index grew); the summary prints the main statements. The
-#   module's bookkeeping costs PostgreSQL a little, so compare CPU with runs without -s.
+#   module's bookkeeping costs PostgreSQL a little, so compare CPU with runs without -s. -s also prints what PostgreSQL
+#   wrote per push over crema's side (issue #45; bench/pg_writes.py says how each is taken): WAL bytes (the LSN
+#   distance, and the statements' wal_bytes and full-page images), index entries per table and per index (btree leaf
+#   insertions counted in the side's WAL by pg_waldump, beside the counters' inserts + non-HOT updates), the HOT share
+#   of updates, blocks dirtied and written; then every index of the tables written with its idx_scan over crema's side
+#   (0: unused). Files r<R>-crema-writes.txt, r<R>-crema-writes.json, r<R>-crema-indexes.txt.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_SIM_PORT (default 18443; the sink's too).
 # BENCH_SINK_COUNTER=log forces the sink's log counter.
-# Needs postgresql-15 (psql), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first use); -k sink
-# also nghttpd (nghttp2-server), openssl, and perf with uprobes (else the log counter).
+# Needs postgresql-15 (psql; pg_waldump for -s), curl, python3 (venv with aioapns from PyPI: .crema/venv, made on first
+# use); -k sink also nghttpd (nghttp2-server) and openssl, installed with apt-get when missing (the run is refused when
+# they cannot be), and perf with uprobes (else the log counter).
 # Raw outputs: bench/results/dispatch-n<N>-<time>/ (git-ignored); one line per round in
 # bench/results/dispatch-history.tsv. Exits 1 when a round is invalid, never because of the ratio.
 set -euo pipefail
@@ -79,10 +85,14 @@ while getopts "k:r:b:w:c:m:q:p:su" opt; do
     p) poll=$OPTARG ;;
     s) statements=1 ;;
     u) pinned=0 ;;
-    *) sed -n '2,64p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,70p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in sim|sink) ;; *) echo "-k takes sim or sink" >&2; exit 2 ;; esac
+# Without its peer a side has nothing to send to: the sink's programs are installed first, or the run is refused.
+if [ "$mode" = sink ]; then
+  bench_require nghttpd:nghttp2-server openssl:openssl || { echo "refusing to run -k sink without nghttpd and openssl" >&2; exit 1; }
+fi
 shift $((OPTIND - 1))
 n=${1:-20000}
 port=${BENCH_SIM_PORT:-18443}
@@ -213,7 +223,10 @@ fi
 sim_records() { sim_curl GET /sim/requests > "$1"; }
 # side_begin NAME / side_end NAME: clear the simulator's records, or start counting the sink's answers; then
 # write NAME-sim-summary.json either way.
-side_begin() { if [ "$mode" = sim ]; then sim_curl DELETE /sim/requests > /dev/null; else sink_begin "$1"; fi; }
+side_begin() {
+  kill -0 "$SIM_PID" 2> /dev/null || { echo "refusing to go on: the $mode (pid $SIM_PID) is not running; see $out/$mode.log" >&2; exit 1; }
+  if [ "$mode" = sim ]; then sim_curl DELETE /sim/requests > /dev/null; else sink_begin "$1"; fi
+}
 side_end() {
   if [ "$mode" = sim ]; then
     sim_records "$out/$1-sim.json"
@@ -233,6 +246,7 @@ statements_begin() { # statements_begin ROUND
   [ "$statements" = 1 ] || return 0
   psql "$DB" -XAq -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset()" > /dev/null
   sizes "$DB" > "$out/r$1-crema-sizes-before.tsv"
+  pg_writes_begin "$DB" "$out" "r$1-crema"
 }
 statements_end() { # statements_end ROUND: after crema has exited (its backends report their counters as they end)
   [ "$statements" = 1 ] || return 0
@@ -249,6 +263,8 @@ statements_end() { # statements_end ROUND: after crema has exited (its backends 
       FROM pg_stat_user_tables WHERE relname IN ($OUTBOX_TABLES) ORDER BY relname" > "$out/r$1-crema-tables.tsv"
   join -t $'\t' "$out/r$1-crema-sizes-before.tsv" "$out/r$1-crema-sizes-after.tsv" |
     awk -F '\t' 'BEGIN { print "\nrelation\tbytes before\tbytes after\tgrowth" } { print $1 "\t" $2 "\t" $3 "\t" $3 - $2 }' >> "$out/r$1-crema-tables.tsv"
+  pg_writes_end "$DB" "$cluster/data" "$out" "r$1-crema" push "$n"
+  python3 bench/pg_writes.py indexes "$out/r$1-crema-writes-after.json" "$out/r$1-crema-writes.json" > "$out/r$1-crema-indexes.txt"
 }
 
 prepare() { # prepare ROUND: a fresh database with the fixture; sets DB
@@ -391,6 +407,12 @@ for r in range(1, rounds + 1):  # -s: PostgreSQL's statements behind crema, per 
     for x in body[:6]:
         print(f"  {x['exec_us_per_push']:>7} us exec {x['plan_us_per_push']:>6} us plan {x['hit_per_push']:>6} hits"
               f" {x['wal_records_per_push']:>5} WAL records {x['wal_bytes_per_push']:>5} B  ({x['calls']} calls) {x['query'][:70]}")
+    if os.path.exists(f"{out}/r{r}-crema-writes.txt"):
+        print(f"round {r}, crema side, what PostgreSQL wrote per push (bench/pg_writes.py; index entries = btree leaf"
+              f" insertions counted in the side's WAL; the window starts after a CHECKPOINT in odd rounds: full-page images):")
+        print(open(f"{out}/r{r}-crema-writes.txt").read(), end="")
+        print(f"round {r}, crema side, indexes of the tables written: idx_scan over the side (0: no statement used it), entries per push:")
+        print(open(f"{out}/r{r}-crema-indexes.txt").read(), end="")
 print("run " + ("valid" if valid else "INVALID"))
 with open(os.path.join(os.path.dirname(out), "dispatch-history.tsv"), "a") as h:
     for x in rows:

@@ -18,6 +18,13 @@
 #
 # Last, crema's instructions per event (-i): a count, not a time, so it repeats on a busy machine (see phase_count).
 #
+# What PostgreSQL writes per event, for each side's measured window (issue #45; bench/pg_writes.py says how each is
+# taken): WAL bytes (the LSN distance, and pg_stat_statements' wal_bytes and full-page images summed over the
+# statements), index entries per table and per index (btree leaf insertions counted in the window's WAL by pg_waldump,
+# beside the counters' inserts + non-HOT updates), the HOT share of updates (pg_stat_user_tables), and blocks dirtied
+# and written (pg_stat_statements); events are the rows the window added to order_events. Then every index of the
+# tables written, with its idx_scan over the whole run (0: unused). The cluster runs with pg_stat_statements loaded.
+#
 # Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a] [-s]
 #                        [-i LIFECYCLES] [-I]
 #   defaults: -c 16 -d 20 -w 5 -o http-first -q 0 -i 150; wrk and pgbench both use 2 threads (-t 2 / -j 2).
@@ -38,8 +45,8 @@
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir),
 #   BENCH_COUNT_CONNECTIONS (the count's connections, default 2), BENCH_VALGRIND_OPTIONS (more callgrind options).
-# Needs: wrk (apt-get install -y wrk), postgresql-15 (pgbench, psql), curl, python3; for -i valgrind, binutils (strip)
-#   and a C compiler (cc): without valgrind the count is skipped with a note.
+# Needs: wrk (installed with apt-get when missing), postgresql-15 (pgbench, psql, pg_waldump), curl, python3; for -i
+#   valgrind, binutils (strip) and a C compiler (cc): without valgrind the count is skipped with a note.
 # crema's context switches over the HTTP phase come twice: perf stat's total (the #13 target), and from /proc per
 # thread, split into voluntary (a thread waiting: crema's own hops) and preempted (more runnable threads than cores).
 # Raw outputs go to bench/results/ingest-<time>-c<C>/ (git-ignored).
@@ -60,7 +67,7 @@ while getopts "c:d:w:o:q:asi:I" opt; do
     s) statements_only=yes ;;
     i) count_lifecycles=$OPTARG ;;
     I) count_only=yes ;;
-    *) sed -n '2,41p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,49p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
@@ -70,7 +77,7 @@ port=${BENCH_PORT:-18090}
 pgbench=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
 CREMA=$(crema_bin)
 [ "$count_only" = yes ] && [ "$count_lifecycles" -eq 0 ] && { echo "-I needs -i LIFECYCLES > 0" >&2; exit 2; }
-[ "$statements_only" = yes ] || [ "$count_only" = yes ] || command -v wrk > /dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+[ "$statements_only" = yes ] || [ "$count_only" = yes ] || bench_require wrk:wrk || { echo "refusing to run without wrk" >&2; exit 1; }
 [ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -109,9 +116,16 @@ log() { echo "== $*" | tee -a "$out/run.log"; }
 # ---- database ----
 log "starting a fresh PostgreSQL cluster in $cluster"
 conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2> "$out/postgres-start.log" | tail -1)
+# pg_stat_statements, for what PostgreSQL writes per event (issue #45: WAL bytes, blocks dirtied and written by the
+# statements); it loads at server start only, hence a restart with it preloaded. Planning is not tracked (the module's
+# default, and its cheapest): its bookkeeping still costs PostgreSQL a little CPU per statement, in every side alike.
+printf '%s\n' "shared_preload_libraries = 'pg_stat_statements'" >> "$cluster/data/postgresql.conf"
+"$CREMA" postgres stop --dir "$cluster" > /dev/null
+conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2>> "$out/postgres-start.log" | tail -1)
 echo "$conninfo" > "$out/conninfo"
 postmaster=$(head -1 "$cluster/data/postmaster.pid")
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1
+psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 psql "$conninfo" -XAt -c "SELECT name || '=' || setting FROM pg_settings WHERE name IN
   ('fsync','synchronous_commit','shared_buffers','max_connections','wal_level','max_wal_size','checkpoint_timeout')
   ORDER BY name" > "$out/postgres-settings.txt"
@@ -284,6 +298,7 @@ phase_http() {
     timeout $((warmup + 30)) wrk -t "$threads" -c "$concurrency" -d "${warmup}s" --latency -s bench/lifecycle.lua \
     "http://127.0.0.1:$port" > "$out/wrk-warmup.txt" 2>&1
   checkpoint
+  pg_writes_begin "$conninfo" "$out" http 10.5  # crema's connections stay open: their warm-up counts are reported by then
   log "HTTP measured ${duration}s"
   top_snapshot http
   cpu_begin
@@ -304,6 +319,8 @@ phase_http() {
   wait "$TOP_PID" || true
   grep -E '^(events_per_s|latency_p|non2xx|socket_errors|lifecycles)' "$out/wrk.txt" | tee -a "$out/run.log"
   stop_serve
+  settle  # crema's backends report their counters as they exit
+  pg_writes_end "$conninfo" "$cluster/data" "$out" http event rows:order_events
 }
 
 # phase_pgbench NAME SCRIPT: one pgbench side (NAME "pgbench" runs bench/ingest.pgbench.sql, "pgbench-pipelined"
@@ -314,13 +331,15 @@ phase_pgbench() {
   timeout $((warmup + 60)) "$pgbench" "$conninfo" -n -M prepared -c "$concurrency" -j "$threads" -T "$warmup" \
     -f "$script" "${pgbench_defines[@]}" > "$out/$name-warmup.txt" 2>&1
   checkpoint
+  pg_writes_begin "$conninfo" "$out" "$name"  # the warm-up's pgbench backends have exited, so reported
   log "$name measured ${duration}s"
   top_snapshot "$name"
   cpu_begin
   (cd "$out" && /usr/bin/time -f '%U %S' -o "$name-time.txt" \
     timeout $((duration + 60)) "$pgbench" "$conninfo" -n -M prepared -c "$concurrency" -j "$threads" -T "$duration" -r \
     --log --log-prefix="$name-log" -f "$OLDPWD/$script" "${pgbench_defines[@]}" > "$name.txt" 2>&1)
-  cpu_end "$name" "$out/$name-time.txt"
+  cpu_end "$name" "$out/$name-time.txt"  # after settle: pgbench's backends have exited
+  pg_writes_end "$conninfo" "$cluster/data" "$out" "$name" event rows:order_events
   wait "$TOP_PID" || true
   grep -E '^(tps|latency average|number of failed)' "$out/$name.txt" | tee -a "$out/run.log"
 }
@@ -439,6 +458,14 @@ else
 fi
 [ "$count_lifecycles" -gt 0 ] && phase_count
 
+# Every index's scans over the whole run (set-up, warm-ups, measured sides, the count), before the consistency check
+# adds its own: an index no statement of the run used shows idx_scan 0.
+if [ "$count_only" = no ]; then
+  pg_writes_snapshot "$conninfo" "$out/final-writes.json"
+  python3 bench/pg_writes.py indexes "$out/final-writes.json" "$out/http-writes.json" "$out/pgbench-writes.json" \
+    "$out/pgbench-pipelined-writes.json" > "$out/indexes.txt"
+fi
+
 log "consistency check"
 consistent=yes
 scripts/check-consistency "$conninfo" > "$out/consistency.txt" 2>&1 || consistent=no
@@ -459,7 +486,7 @@ fi
 
 # ---- summary ----
 python3 - "$out" "$consistent" "$concurrency" <<'EOF' | tee "$out/summary.txt"
-import glob, os, re, sys
+import glob, json, os, re, sys
 out, consistent, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
 wrk = dict(l.split(None, 1) for l in open(f"{out}/wrk.txt").read().split("-- lifecycle.lua summary --")[1].splitlines() if l and not l.startswith(" "))
 
@@ -549,13 +576,30 @@ if os.path.exists(f"{out}/count.txt"):
     print(f"  crema instructions per event: {int(v['count_per_event']):,} (callgrind Ir over {int(v['count_events'])} events on {int(v['count_connections'])} connections,"
           f" {float(v['count_seconds']):.1f} s; without timers and polls, which grow with the window's length:"
           f" {int(v['count_net_per_event']):,}; counts, so they do not move with the machine's load)")
+def writes(name):
+    path = f"{out}/{name}-writes.json"
+    return json.load(open(path)) if os.path.exists(path) else None
+sides = [writes(name) for name in ("http", "pgbench", "pgbench-pipelined")]
+if all(sides):
+    print("what PostgreSQL wrote per event (bench/pg_writes.py; events = rows the measured window added to order_events;"
+          " index entries = btree leaf insertions counted in the window's WAL):")
+    for name in ("http", "pgbench", "pgbench-pipelined"):
+        print(open(f"{out}/{name}-writes.txt").read(), end="")
+    print("  (HTTP's window also holds crema serve's dispatcher polls, and both start right after a CHECKPOINT: full-page images)")
+    print("indexes of the tables written: idx_scan over the whole run (0: no statement used it), entries per event per side:")
+    print(open(f"{out}/indexes.txt").read(), end="")
 print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if noisy else ""))
-# Columns 1-11 as before (pgbench = the plain side); then the pipelined side and PostgreSQL CPU ms/event of each side.
+def per_event(side, key):
+    return f"{side[key] / side['events']:.3f}" if side and side["events"] and side.get(key) is not None else ""
+hot_share = f"{sides[0]['hot_updates'] / sides[0]['updates']:.3f}" if sides[0] and sides[0]["updates"] else ""
+# Columns 1-11 as before (pgbench = the plain side); then the pipelined side and PostgreSQL CPU ms/event of each side;
+# then the HTTP side's WAL bytes (LSN distance) and index entries per event and its HOT share of updates (0..1).
 with open(os.path.join(os.path.dirname(out), "ingest-history.tsv"), "a") as h:
     h.write("\t".join(map(str, [os.path.basename(out), concurrency, round(http), wrk["latency_p50_ms"], wrk["latency_p99_ms"],
         round(plain["tps"]), f"{pct(plain['lat'], 50):.3f}", f"{pct(plain['lat'], 99):.3f}", f"{ratio(plain):.3f}",
         "valid" if valid else "INVALID", "noisy" if noisy else "quiet",
         round(piped["tps"]), f"{pct(piped['lat'], 50):.3f}", f"{pct(piped['lat'], 99):.3f}", f"{ratio(piped):.3f}",
-        f"{cpu_http[2]:.3f}", f"{cpu_plain[2]:.3f}", f"{cpu_piped[2]:.3f}"])) + "\n")
+        f"{cpu_http[2]:.3f}", f"{cpu_plain[2]:.3f}", f"{cpu_piped[2]:.3f}",
+        per_event(sides[0], "lsn_bytes"), per_event(sides[0], "index_entries"), hot_share])) + "\n")
 sys.exit(0 if valid else 1)
 EOF

@@ -101,6 +101,21 @@ SQL
   [ "$3" = 0 ] && [ "$1" -gt 0 ]
 }
 
+# bench_require COMMAND:PACKAGE...: installs with apt-get the packages whose command is missing (as root, or with
+# sudo), as scripts/lib.sh's ensure_system_packages does; returns 1, naming what is still missing, when that fails.
+bench_require() {
+  local pair sudo="" pkgs=() still=()
+  for pair in "$@"; do command -v "${pair%%:*}" > /dev/null || pkgs+=("${pair#*:}"); done
+  [ ${#pkgs[@]} -eq 0 ] && return 0
+  echo "installing ${pkgs[*]} with apt" >&2
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}"; } >&2 || true
+  for pair in "$@"; do command -v "${pair%%:*}" > /dev/null || still+=("${pair%%:*} (package ${pair#*:})"); done
+  [ ${#still[@]} -eq 0 ] && return 0
+  echo "still missing after apt-get install: ${still[*]}" >&2
+  return 1
+}
+
 # ---- delivery benchmarks (bench/dispatch.sh, bench/dispatch-latency.sh, drills/dispatch-kill-drill.sh) ----
 
 BENCH_BUNDLE_ID=${BENCH_BUNDLE_ID:-cafe.crema.bench}
@@ -218,4 +233,81 @@ wait_quiet() {
     sleep 3
   done
   echo "$busy"
+}
+
+# ---- what PostgreSQL writes over a window (issue #45; bench/pg_writes.py says where each number comes from) ----
+# ingest.sh around each side, dispatch.sh -s around crema's side: pg_writes_begin before the measured window,
+# pg_writes_end after it, once the window's backends have exited (so their table counters are flushed).
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+
+# pg_writes_snapshot CONNINFO FILE: one JSON object: the WAL insert position (bytes since 0/0), pg_stat_wal, the
+# database's tables (rows inserted, updated, HOT-updated, deleted; heap, TOAST and TOAST index files) and indexes
+# (scans, access method, predicate or not, file), and pg_stat_statements' sums over all databases when the module is
+# installed in this one.
+pg_writes_snapshot() {
+  local statements=null
+  if [ "$(psql "$1" -XAt -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'")" = 1 ]; then
+    statements=$(psql "$1" -XAt -v ON_ERROR_STOP=1 -c "SELECT json_build_object('calls', sum(calls), 'wal_bytes', sum(wal_bytes),
+      'wal_records', sum(wal_records), 'wal_fpi', sum(wal_fpi), 'dirtied', sum(shared_blks_dirtied),
+      'written', sum(shared_blks_written), 'hit', sum(shared_blks_hit), 'read', sum(shared_blks_read)) FROM pg_stat_statements")
+    statements="\$j\$$statements\$j\$"
+  fi
+  psql "$1" -XAt -v ON_ERROR_STOP=1 -c "SELECT json_build_object(
+      'lsn', pg_current_wal_lsn()::text, 'lsn_bytes', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0'),
+      'db_oid', (SELECT oid::bigint FROM pg_database WHERE datname = current_database()),
+      'wal', (SELECT json_build_object('records', wal_records, 'fpi', wal_fpi, 'bytes', wal_bytes) FROM pg_stat_wal),
+      'tables', (SELECT json_object_agg(s.relname, json_build_object('ins', s.n_tup_ins, 'upd', s.n_tup_upd,
+          'hot', s.n_tup_hot_upd, 'del', s.n_tup_del, 'filenode', pg_relation_filenode(s.relid)::bigint,
+          'toast', pg_relation_filenode(nullif(c.reltoastrelid, 0))::bigint,
+          'toast_index', (SELECT pg_relation_filenode(x.indexrelid)::bigint FROM pg_index x WHERE x.indrelid = c.reltoastrelid LIMIT 1)))
+        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid),
+      'indexes', (SELECT json_object_agg(s.indexrelname, json_build_object('table', s.relname, 'scan', s.idx_scan,
+          'partial', x.indpred IS NOT NULL, 'unique', x.indisunique, 'am', a.amname, 'filenode', pg_relation_filenode(s.indexrelid)::bigint,
+          'bytes', pg_relation_size(s.indexrelid)))
+        FROM pg_stat_user_indexes s JOIN pg_index x ON x.indexrelid = s.indexrelid JOIN pg_class c ON c.oid = s.indexrelid
+        JOIN pg_am a ON a.oid = c.relam),
+      'statements', $statements::json)" > "$2"
+}
+
+# pg_writes_walcount DATADIR FROM_LSN TO_LSN FILE: the WAL between the two positions, read back with pg_waldump and
+# summed per database, relation file (that of the record's first block; 0 for a record with none), resource manager and
+# record type (a btree split's type carries its level: SPLIT_L0 is a leaf's): "db node rmgr type records bytes", bytes
+# being each record's total length with its full-page images. An empty FILE when the WAL is no longer there.
+pg_writes_walcount() {
+  "$PGBIN/pg_waldump" -p "$1/pg_wal" -s "$2" -e "$3" 2> "$4.err" | awk '
+    /^rmgr:/ {
+      rmgr = $2
+      match($0, /len \(rec\/tot\): *[0-9]+\/ *[0-9]+/); split(substr($0, RSTART, RLENGTH), l, "/"); bytes = l[3] + 0
+      match($0, /desc: [A-Z_+0-9]+/); type = substr($0, RSTART + 6, RLENGTH - 6)
+      if (type ~ /^SPLIT_/ && match($0, /level [0-9]+/)) type = type substr($0, RSTART + 6, RLENGTH - 6)
+      db = 0; node = 0
+      if (match($0, /blkref #[0-9]+: rel [0-9]+\/[0-9]+\/[0-9]+/)) {
+        split(substr($0, RSTART, RLENGTH), r, "rel "); split(r[2], p, "/"); db = p[2]; node = p[3]
+      }
+      k = db "\t" node "\t" rmgr "\t" type; n[k]++; b[k] += bytes
+    }
+    END { for (k in n) print k "\t" n[k] "\t" b[k] }' > "$4" || true
+  [ -s "$4" ] || echo "pg_waldump read nothing between $2 and $3: $(head -1 "$4.err")" >&2
+}
+
+# pg_writes_begin CONNINFO OUT NAME [WAIT]: NAME-writes-before.json, after WAIT seconds (default 0). A backend reports
+# its table counters at the end of a transaction at most once a second (PostgreSQL 15's PGSTAT_MIN_INTERVAL); one that
+# then goes idle with counts still pending reports them only 10 s later (PGSTAT_IDLE_INTERVAL). So with connections
+# left open across the warm-up (crema serve's), the snapshot waits 10.5 s, else the warm-up's last second lands in
+# the window (it did: 5 % more rows by the counters than in the WAL). Backends that have exited have reported.
+pg_writes_begin() {
+  sleep "${4:-0}"
+  pg_writes_snapshot "$1" "$2/$3-writes-before.json"
+}
+# pg_writes_end CONNINFO DATADIR OUT NAME UNIT EVENTS: NAME-writes-after.json, NAME-walcount.tsv, NAME-writes.json and
+# NAME-writes.txt (the lines the summary prints; bench/pg_writes.py).
+# The callers let the window's backends exit first (a backend reports its counters as it ends).
+pg_writes_end() {
+  local conninfo=$1 data=$2 dir=$3 name=$4
+  pg_writes_snapshot "$conninfo" "$dir/$name-writes-after.json"
+  pg_writes_walcount "$data" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["lsn"])' "$dir/$name-writes-before.json")" \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["lsn"])' "$dir/$name-writes-after.json")" "$dir/$name-walcount.tsv"
+  python3 bench/pg_writes.py side "$name" "$5" "$6" "$dir/$name-writes-before.json" "$dir/$name-writes-after.json" \
+    "$dir/$name-walcount.tsv" "$dir/$name-writes.json" > "$dir/$name-writes.txt"
 }
