@@ -322,7 +322,7 @@ import Testing
                 }
             }
             await h.clock.advance(BoardChange.settleSeconds + 0.001)
-            let first = try #require(try await outbox.claim(limit: 10, lease: 30, now: h.clock.now).first)
+            let first = try #require(try await outbox.claim(for: "default", limit: 10, lease: 30, now: h.clock.now).first)
             #expect(first.priority == 10)
             // A routine change arrives while that board is in flight.
             try await outbox.queueBoard(store: "market-st", tenant: "default", change: BoardChange(priority: 5), at: h.clock.now)
@@ -332,16 +332,16 @@ import Testing
             #expect(left.changes == 1)
 
             await h.clock.advance(BoardChange.settleSeconds + 0.001)
-            let stale = try #require(try await outbox.claim(limit: 10, lease: 30, now: h.clock.now).first)
+            let stale = try #require(try await outbox.claim(for: "default", limit: 10, lease: 30, now: h.clock.now).first)
             await h.clock.advance(31)
-            let taken = try #require(try await outbox.claim(limit: 10, lease: 30, now: h.clock.now).first)
+            let taken = try #require(try await outbox.claim(for: "default", limit: 10, lease: 30, now: h.clock.now).first)
             #expect(taken.lease != stale.lease)
             try await outbox.queueBoard(store: "market-st", tenant: "default", change: BoardChange(priority: 5), at: h.clock.now)
             // The first claim's late answer neither removes the row nor frees the second claim's lease.
             try await outbox.finish(stale, status: 200, reason: nil, sent: true, at: h.clock.now)
             try await outbox.retry(stale, at: h.clock.now, error: "late")
             #expect(try await row()?.changes == taken.changes + 1)
-            #expect(try await outbox.claim(limit: 10, lease: 30, now: h.clock.now).isEmpty)
+            #expect(try await outbox.claim(for: "default", limit: 10, lease: 30, now: h.clock.now).isEmpty)
             try await outbox.finish(taken, status: 200, reason: nil, sent: true, at: h.clock.now)
             #expect(try await row()?.changes == 1)
         }

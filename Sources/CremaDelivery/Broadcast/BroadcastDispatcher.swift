@@ -73,27 +73,43 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// Claims due boards and sends them until cancelled; a failing claim is logged and tried again.
+    /// Claims due boards and sends them until cancelled; a failing claim is logged and tried again. Sleeps a poll
+    /// interval unless some tenant had a whole batch due (it may have more).
     func sendLoop() async {
         while !Task.isCancelled {
-            var claimed = 0
+            var claimedAll = false
             do {
-                claimed = try await sendDue()
+                claimedAll = try await sendDueRound().claimedAll
             } catch {
                 logger.warning("could not claim boards to broadcast; trying again", metadata: ["error": "\(error)"])
             }
-            if claimed < configuration.batchSize { try? await clock.sleep(for: configuration.pollInterval) }
+            if !claimedAll { try? await clock.sleep(for: configuration.pollInterval) }
         }
     }
 
-    /// Claims the boards due now (up to a batch) and sends them, one task each; returns how many it claimed.
+    /// One round: each tenant with boards due now claims up to a batch (one claim per tenant, so one tenant's boards
+    /// take none of another's batch), and all of them are sent, one task each; returns how many it claimed.
     @discardableResult
     public func sendDue() async throws -> Int {
-        let due = try await service.database.broadcasts.claim(limit: configuration.batchSize, lease: configuration.leaseSeconds, now: clock.now)
+        try await sendDueRound().claimed
+    }
+
+    /// One round of `sendDue()`, saying also whether a tenant's claim took a whole batch.
+    private func sendDueRound() async throws -> (claimed: Int, claimedAll: Bool) {
+        let now = clock.now
+        var due: [DueBroadcast] = []
+        var claimedAll = false
+        for tenant in try await service.database.broadcasts.tenantsWithDueBoards(now: now) {
+            let claimed = try await service.database.broadcasts.claim(
+                for: tenant, limit: configuration.batchSize, lease: configuration.leaseSeconds, now: now)
+            due += claimed
+            claimedAll = claimedAll || claimed.count == configuration.batchSize
+        }
+        // All tenants' boards at once: a slow answer for one tenant holds none of the others'.
         await withTaskGroup(of: Void.self) { group in
             for board in due { group.addTask { await self.send(board) } }
         }
-        return due.count
+        return (due.count, claimedAll)
     }
 
     /// Sends one store's board and records what APNs said; never throws, so one bad board stops nothing else.

@@ -100,16 +100,19 @@ public struct LifecycleSweeper: Service, CustomStringConvertible {
         return expired
     }
 
-    /// Removes the personal data of orders ended longer ago than the retention period, batch by batch.
+    /// Removes the personal data of orders ended longer ago than the retention period, tenant by tenant and batch by
+    /// batch.
     public func retain() async throws(StoreError) -> Int {
         let at = clock.now
         let cutoff = at.addingTimeInterval(-TimeInterval(retentionDays) * 86_400)
         var scrubbed = 0
         do throws(StoreError) {
-            while true {
-                let batch = try await service.database.lifecycle.removePersonalData(endedBefore: cutoff, now: at, limit: batchSize)
-                scrubbed += batch
-                if batch < batchSize { break }
+            for tenant in try await service.database.lifecycle.tenantsWithPersonalDataDue(endedBefore: cutoff) {
+                while true {
+                    let batch = try await service.database.lifecycle.removePersonalData(of: tenant, endedBefore: cutoff, now: at, limit: batchSize)
+                    scrubbed += batch
+                    if batch < batchSize { break }
+                }
             }
         } catch {
             metrics.failed(.retention)

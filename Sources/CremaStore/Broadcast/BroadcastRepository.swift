@@ -168,16 +168,35 @@ public struct BroadcastRepository: Repository {
         }
     }
 
-    /// Leases up to `limit` boards whose settle time has come, oldest first; a lease that runs out (a dispatcher
-    /// that died mid-send) makes the board due again.
-    public func claim(limit: Int, lease: Double, now: Date) async throws(StoreError) -> [DueBroadcast] {
+    /// The tenants with a board due at `now` (not leased, or its lease ran out), in `tenant_id` order: one probe of
+    /// `broadcast_outbox_tenant_due` per tenant. A dispatcher claims for each in turn, so every claim names its tenant
+    /// (on Citus, one shard) and one tenant's boards never hold another's back by more than a claim.
+    public func tenantsWithDueBoards(now: Date) async throws(StoreError) -> [String] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT t.tenant_id FROM tenants t
+                    WHERE EXISTS (
+                        SELECT 1 FROM broadcast_outbox b
+                        WHERE b.tenant_id = t.tenant_id AND b.due_at <= \(now) AND (b.leased_until IS NULL OR b.leased_until < \(now)))
+                    ORDER BY t.tenant_id
+                    """
+                ).map { try $0.decode("tenant_id") }
+            }
+        }
+    }
+
+    /// Leases up to `limit` of `tenant`'s boards whose settle time has come, oldest first; a lease that runs out (a
+    /// dispatcher that died mid-send) makes the board due again.
+    public func claim(for tenant: String, limit: Int, lease: Double, now: Date) async throws(StoreError) -> [DueBroadcast] {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
                     WITH due AS (
                         SELECT tenant_id, store_id, priority FROM broadcast_outbox
-                        WHERE due_at <= \(now) AND (leased_until IS NULL OR leased_until < \(now))
+                        WHERE tenant_id = \(tenant) AND due_at <= \(now) AND (leased_until IS NULL OR leased_until < \(now))
                         ORDER BY due_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     ), leased AS (
                         UPDATE broadcast_outbox b SET leased_until = \(now)::timestamptz + make_interval(secs => \(lease)),

@@ -46,20 +46,42 @@ public struct LifecycleRepository: Repository {
         }
     }
 
-    /// Removes the personal data of up to `limit` orders (every tenant) that ended before `cutoff`, and deletes customer
-    /// tokens retired before it; returns how many orders were scrubbed. Orders another process is scrubbing are
-    /// skipped (`SKIP LOCKED`), so two processes share the work.
-    public func removePersonalData(endedBefore cutoff: Date, now: Date, limit: Int) async throws(StoreError) -> Int {
+    /// The tenants with orders whose personal data is due for removal (ended before `cutoff`), or customer tokens retired
+    /// before it, in `tenant_id` order: retention works tenant by tenant, so each of its statements names its tenant (on
+    /// Citus, one shard) and locks no rows across tenants.
+    public func tenantsWithPersonalDataDue(endedBefore cutoff: Date) async throws(StoreError) -> [String] {
+        try await database {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT t.tenant_id FROM tenants t
+                    WHERE EXISTS (
+                        SELECT 1 FROM orders o
+                        WHERE o.tenant_id = t.tenant_id AND o.state IN ('picked_up', 'canceled') AND o.personal_data_removed_at IS NULL
+                          AND o.updated_at < \(cutoff))
+                       OR EXISTS (SELECT 1 FROM customer_tokens c WHERE c.tenant_id = t.tenant_id AND c.retired_at < \(cutoff))
+                    ORDER BY t.tenant_id
+                    """
+                ).map { try $0.decode("tenant_id") }
+            }
+        }
+    }
+
+    /// Removes the personal data of up to `limit` of `tenant`'s orders that ended before `cutoff`, and deletes its
+    /// customer tokens retired before it; returns how many orders were scrubbed. Orders another process is scrubbing
+    /// are skipped (`SKIP LOCKED`), so two processes share the work.
+    public func removePersonalData(of tenant: String, endedBefore cutoff: Date, now: Date, limit: Int) async throws(StoreError) -> Int {
         try await database {
             try await pool.withTransaction { connection in
                 let answers = try await connection.pipeline([
                     "SET LOCAL crema.erasure = 'on'",
                     """
                     SELECT \(PersonalDataScrub.selectList) FROM orders
-                    WHERE state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL AND updated_at < \(cutoff)
+                    WHERE tenant_id = \(tenant) AND state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL
+                      AND updated_at < \(cutoff)
                     ORDER BY updated_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     """,
-                    "DELETE FROM customer_tokens WHERE retired_at < \(cutoff)",
+                    "DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND retired_at < \(cutoff)",
                 ])
                 let targets = try answers[1].map(PersonalDataScrub.target(from:))
                 guard !targets.isEmpty else { return 0 }

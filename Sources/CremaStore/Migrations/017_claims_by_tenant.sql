@@ -1,4 +1,4 @@
--- Crema schema 017: an outbox whose claims are HOT updates and whose due work is found per tenant
+-- Crema schema 017: claims made tenant by tenant, and an outbox whose claims are HOT updates
 -- (docs/design.md §6, docs/scaling.md). Built inside the migration transaction, like 009.
 --
 -- A push was two updates, neither HOT: `state` sat in the predicate of four partial indexes and `locked_until`
@@ -37,3 +37,12 @@ DROP INDEX delivery_outbox_by_order;
 -- Room on each page for the claim's new row version, so it can stay on the page (a HOT update needs that). New pages
 -- only: the rows already written are finished history or soon will be.
 ALTER TABLE delivery_outbox SET (fillfactor = 70);
+
+-- The broadcast outbox is claimed tenant by tenant too (BroadcastDispatcher): its due boards by tenant.
+CREATE INDEX broadcast_outbox_tenant_due ON broadcast_outbox (tenant_id, due_at);
+DROP INDEX broadcast_outbox_due;
+
+-- Retention scrubs tenant by tenant (LifecycleSweeper): the ended orders still holding personal data, by tenant.
+CREATE INDEX orders_retention_by_tenant ON orders (tenant_id, updated_at)
+    WHERE state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL;
+DROP INDEX orders_retention;
