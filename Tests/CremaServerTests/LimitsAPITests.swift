@@ -8,6 +8,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
+import NIOCore
 import Prometheus
 import Testing
 
@@ -146,6 +147,43 @@ import Testing
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status == .tooManyRequests)
                 let metrics = try await api.send(.get, "/metrics")
                 #expect(metrics.text.contains(#"crema_limits_refusals_total{limit="rate"} 2"#))
+            }
+        }
+    }
+
+    @Test("a key past its rate is answered 429 before its body is read: one past the body limit, or one that never ends")
+    func rateLimitBeforeTheBody() async throws {
+        try await TestDatabase.with { db in
+            let clock = TestClock(Date())
+            let dependencies = APIHarness.dependencies(try APIHarness.process(
+                pool: db.pool, clock: clock.crema,
+                limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 1, burst: 1)!))))
+            try await LiveServer.serve(dependencies) { port in
+                let server = LiveServer(port: port, registry: dependencies.registry, db: db)
+                /// A `POST /v1/orders` by the pos key announcing `length` bytes of body, of which it sends `sent`.
+                func post(length: Int, sent: Int) -> String {
+                    "POST /v1/orders HTTP/1.1\r\nHost: crema\r\nAuthorization: Bearer \(APIHarness.keys[.pos]!)\r\nIdempotency-Key: k-\(length)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(length)\r\n\r\n" + String(repeating: " ", count: sent)
+                }
+                func answer(_ request: String) async throws -> String {
+                    try await server.connect().executeThenClose { inbound, outbound in
+                        var iterator = inbound.makeAsyncIterator()
+                        return try await LiveServer.exchange(request, outbound, &iterator)
+                    }
+                }
+                let overLimit = 70 * 1024
+                // Within its rate (its one request), the key's body is read, and refused past the body limit.
+                let read = try await answer(post(length: overLimit, sent: overLimit))
+                #expect(read.hasPrefix("HTTP/1.1 413"), "\(read.prefix(200))")
+                // Past its rate, the same body is not read: 429, not 413.
+                let whole = try await answer(post(length: overLimit, sent: overLimit))
+                #expect(whole.hasPrefix("HTTP/1.1 429"), "\(whole.prefix(200))")
+                #expect(LiveServer.errorCode(whole) == "rate_limited")
+                // A body that never ends is answered at once: were it read first, the answer would wait for the read
+                // deadline (and be no 429).
+                let endless = try await answer(post(length: 1_000_000, sent: 100))
+                #expect(endless.hasPrefix("HTTP/1.1 429"), "\(endless.prefix(200))")
+                #expect(server.metric(#"crema_limits_refusals_total{limit="rate"}"#) == 2)
             }
         }
     }
