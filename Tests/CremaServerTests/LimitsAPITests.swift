@@ -96,13 +96,18 @@ import Testing
             #expect(shown.json["webhooks"] as? Int == 20)
             #expect(shown.json["events_per_order"] as? Int == 64)
             #expect(shown.json["rate"] as? String == "200/400")
+            #expect(shown.json["share"] as? Int == 1)
             #expect(shown.json["own"] as? [String] == [])
-            try await Self.setLimits(api, #"{"webhooks":5,"rate":"0"}"#)
+            try await Self.setLimits(api, #"{"webhooks":5,"rate":"0","share":3}"#)
             let changed = try await api.send(.get, "/v1/admin/tenants/default/limits", rawKey: Self.admin)
             #expect(changed.json["webhooks"] as? Int == 5)
             #expect(changed.json["rate"] as? String == "0")
-            #expect(changed.json["own"] as? [String] == ["webhooks", "rate"])
-            for (body, field) in [(#"{"webhooks":0}"#, "webhooks"), (#"{"rate":"400/200"}"#, "rate"), (#"{"events_per_order":1}"#, "events_per_order")] {
+            #expect(changed.json["share"] as? Int == 3)
+            #expect(changed.json["own"] as? [String] == ["webhooks", "rate", "share"])
+            for (body, field) in [
+                (#"{"webhooks":0}"#, "webhooks"), (#"{"rate":"400/200"}"#, "rate"), (#"{"events_per_order":1}"#, "events_per_order"),
+                (#"{"share":0}"#, "share"), (#"{"share":101}"#, "share"),
+            ] {
                 let refused = try await api.send(.put, "/v1/admin/tenants/default/limits", body: body, rawKey: Self.admin)
                 #expect(refused.status == .badRequest, "\(body)")
                 #expect(refused.errorDetails["field"] as? String == field)
