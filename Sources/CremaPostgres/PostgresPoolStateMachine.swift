@@ -5,8 +5,8 @@
 /// A slot is a place for one connection; there are at most `maxConnections`. A slot is ``Slot/empty`` until
 /// its first lease connects it, and again when that connect failed. Waiters are named by ids the pool chooses.
 ///
-/// Fair shares: each lease names its ``Party``, a tenant or nil for unattributed work (the pool's own and every caller
-/// that names no tenant, one party of weight 1 among the tenants). A free slot is always used at once, so a party
+/// Fair shares: each lease names its ``Party``, a tenant or nil for unattributed work (every caller that names no
+/// tenant: one party of weight 1 among the tenants). A free slot is always used at once, so a party
 /// alone may hold every connection. When every slot is held, waiters queue per party, oldest first, and the parties
 /// take turns: a returned slot goes to the first party in turn that holds less than its share
 /// (`maxConnections × weight / the weights of the parties holding or waiting`), or, when none does, to the first in
