@@ -1,7 +1,9 @@
 public import Logging
 
 /// A bounded pool of connections. Connections open lazily, are checked and repaired (reconnected) when
-/// leased, and a caller waits at most `acquireTimeout` for one to become free.
+/// leased, and a caller waits at most `acquireTimeout` for one to become free. A caller may name the tenant it
+/// works for: while callers wait, tenants take turns and none holds more than its share (``PostgresPoolTenant``,
+/// ``PostgresPoolStateMachine``); callers that name none are one more party, first come, first served among themselves.
 public actor PostgresPool {
     /// What a pool needs to know; `conninfo` is any libpq conninfo string or URI ("" uses `PG*`).
     public struct Configuration: Sendable {
@@ -42,35 +44,36 @@ public actor PostgresPool {
 
     public var usage: Usage {
         Usage(
-            open: machine.openConnections, leased: machine.leased, waiting: machine.waiters.count,
+            open: machine.openConnections, leased: machine.leased, waiting: machine.waiting,
             max: machine.maxConnections)
     }
 
-    /// Leases a connection for the duration of `body`. A connection that broke is repaired on the next lease.
-    /// Only leasing and returning touch the actor; `body` runs on the caller's executor, so callers' work
-    /// between queries is not serialized through the pool.
+    /// Leases a connection for the duration of `body`, in `tenant`'s share (nil: unattributed work). A connection that
+    /// broke is repaired on the next lease. Only leasing and returning touch the actor; `body` runs on the caller's
+    /// executor, so callers' work between queries is not serialized through the pool.
     nonisolated public func withConnection<T: Sendable>(
-        _ body: (PostgresConnection) async throws -> sending T
+        for tenant: PostgresPoolTenant? = nil, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        let connection = try await lease()
+        let connection = try await lease(for: tenant)
         do {
             let value = try await body(connection)
-            await release(connection)
+            await release(connection, by: tenant?.name)
             return value
         } catch {
             connection.noteFailure(error)
-            await release(connection)
+            await release(connection, by: tenant?.name)
             throw error
         }
     }
 
-    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` / `COMMIT`, rolling back when it throws. `BEGIN` goes out with the
-    /// body's first statements; a body that ends with `pipeline([..., "COMMIT"])` has committed, and nothing more is sent.
+    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` / `COMMIT`, rolling back when it throws, on a connection leased in
+    /// `tenant`'s share. `BEGIN` goes out with the body's first statements; a body that ends with
+    /// `pipeline([..., "COMMIT"])` has committed, and nothing more is sent.
     nonisolated public func withTransaction<T: Sendable>(
-        isolation: PostgresIsolation = .readCommitted,
+        isolation: PostgresIsolation = .readCommitted, for tenant: PostgresPoolTenant? = nil,
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        try await withConnection { connection in try await connection.inTransaction(isolation: isolation, body) }
+        try await withConnection(for: tenant) { connection in try await connection.inTransaction(isolation: isolation, body) }
     }
 
     /// Closes idle connections and refuses further leases; leased connections close when returned.
@@ -82,11 +85,11 @@ public actor PostgresPool {
 
     // MARK: - Leasing
 
-    private func lease() async throws -> PostgresConnection {
+    private func lease(for tenant: PostgresPoolTenant?) async throws -> PostgresConnection {
         nextWaiterID += 1
         let id = nextWaiterID
         let slot: Machine.Slot
-        switch machine.lease(waiterID: id) {
+        switch machine.lease(waiterID: id, for: tenant?.name, weight: tenant?.weight ?? 1) {
         case .use(let free):
             slot = free
         case .fail(let failure):
@@ -112,7 +115,7 @@ public actor PostgresPool {
         do {
             return try await ready(slot)
         } catch {
-            perform(machine.leaseFailed(slot))
+            perform(machine.leaseFailed(slot, by: tenant?.name))
             throw error
         }
     }
@@ -140,8 +143,8 @@ public actor PostgresPool {
         return connection
     }
 
-    private func release(_ connection: PostgresConnection) {
-        perform(machine.released(connection))
+    private func release(_ connection: PostgresConnection, by tenant: String?) {
+        perform(machine.released(connection, by: tenant))
     }
 
     // MARK: - Actions

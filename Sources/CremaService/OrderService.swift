@@ -52,7 +52,8 @@ public struct OrderService: Sendable {
         }
         // A store outside the scope is unknown before any key is claimed, as it is to every read.
         guard scope.includes(store: placement.storeID) else { throw .unknownStore(placement.storeID) }
-        return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
+        let weight = share(of: scope.tenant)
+        return try await database.command(in: scope, share: weight, defaultBundleID: defaultApp(scope)) { transaction in
             let store: OrderTransaction.Placement
             switch try await transaction.openPlacement(request, store: placement.storeID, customerRef: placement.customerRef, now: at) {
             case .replay(let stored): return stored
@@ -74,7 +75,8 @@ public struct OrderService: Sendable {
         _ event: OrderEvent, to orderID: UUID, in scope: TenantScope, expectedVersion: Int?, role: Role, request: IdempotentRequest
     ) async throws(StoreError) -> CommandResponse {
         let at = clock.now
-        return try await database.command(in: scope, defaultBundleID: defaultApp(scope)) { transaction in
+        let weight = share(of: scope.tenant)
+        return try await database.command(in: scope, share: weight, defaultBundleID: defaultApp(scope)) { transaction in
             let locked: OrderTransaction.LockedOrder
             switch try await transaction.openOrder(id: orderID, request, now: at) {
             case .replay(let stored): return stored
@@ -132,6 +134,12 @@ public struct OrderService: Sendable {
     /// (`CREMA_APNS_TOPIC`, not a row in `apps`) is its default, so naming it is the same as naming none.
     public func tokenApp(_ requested: String?, tenant: String) -> String? {
         tenant == TenantScope.defaultTenantName && requested == defaultBundleID ? nil : requested
+    }
+
+    /// The tenant's weight for the connection its command leases (docs/limits.md): from the limits its request's rate
+    /// check read, so that a command stays two round trips; the default (1) while none were read in this process.
+    private func share(of tenant: String) -> Int {
+        (limits.lastRead(for: tenant) ?? limits.defaults).share
     }
 
     /// Only the default tenant falls back to the configured app; another tenant's tokens always name theirs.

@@ -61,13 +61,14 @@ public struct CremaDatabase: Sendable {
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it
     /// throws. `defaultBundleID` is the app of the default tenant's tokens registered without one. Once committed,
-    /// the stores it changed go to `changes`.
+    /// the stores it changed go to `changes`. Its connection is leased in the tenant's `share` of the pool, so a tenant
+    /// busy with commands waits its turn behind the others' instead of holding every connection (docs/limits.md).
     public func command<T: Sendable>(
-        in scope: TenantScope, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
+        in scope: TenantScope, share: Int = 1, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
     ) async throws(StoreError) -> T {
         let changed = PendingChanges()
         let value = try await StoreError.translating {
-            try await pool.withTransaction { connection in
+            try await pool.withTransaction(for: PostgresPoolTenant(scope.tenant, weight: share)) { connection in
                 try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
             }
         }

@@ -174,6 +174,42 @@ import Testing
         }
     }
 
+    @Test("a pool at capacity serves a waiting tenant before the busy tenant's next waiter")
+    func aPoolAtCapacityServesTenantsInTurn() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let (held, release) = AsyncStream<Void>.makeStream()
+            let (leased, lease) = AsyncStream<Void>.makeStream()
+            let busy = PostgresPoolTenant("busy")
+            let holder = Task {
+                try await pool.withConnection(for: busy) { _ in
+                    lease.finish()
+                    for await _ in held {}
+                }
+            }
+            for await _ in leased {}
+            let (served, serve) = AsyncStream<String>.makeStream()
+            var waiters: [Task<Void, any Error>] = []
+            // Two of the busy tenant's commands queue first, then one of another tenant's; each is known to wait before
+            // the next is started.
+            for (n, (name, tenant)) in [("busy 1", busy), ("busy 2", busy), ("quiet", PostgresPoolTenant("quiet"))].enumerated() {
+                waiters.append(Task {
+                    try await pool.withTransaction(for: tenant) { connection in
+                        _ = try await connection.query("SELECT 1")
+                        serve.yield(name)
+                    }
+                })
+                while await pool.usage.waiting < n + 1 { await Task.yield() }
+            }
+            release.finish()
+            try await holder.value
+            for waiter in waiters { try await waiter.value }
+            serve.finish()
+            #expect(await served.reduce(into: []) { $0.append($1) } == ["busy 1", "quiet", "busy 2"])
+            await pool.close()
+        }
+    }
+
     @Test("a connection killed by the server is repaired on the next lease") func aConnectionKilledByTheServerIsRepairedOnTheNextLease() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))

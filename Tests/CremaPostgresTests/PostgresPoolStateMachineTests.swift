@@ -167,6 +167,136 @@ import Testing
         #expect(usage() == [1, 0, 0])
     }
 
+    // MARK: - Fair shares
+
+    /// A pool of `size` whose every slot `holder` leased, as ids 1 through `size`.
+    static func full(_ size: Int, by holder: String?) -> Machine {
+        var pool = Machine(maxConnections: size)
+        for id in 1...size { _ = pool.lease(waiterID: id, for: holder) }
+        return pool
+    }
+
+    @Test("waiters are served round-robin by tenant, not first come first served")
+    func waitersAreServedRoundRobinByTenant() {
+        var pool = Self.full(1, by: "a")
+        for (id, tenant) in [(11, "a"), (12, "a"), (13, "a"), (21, "b"), (31, "c")] {
+            #expect(pool.lease(waiterID: id, for: tenant) == .wait)
+        }
+        #expect(pool.turns == ["a", "b", "c"])
+        #expect(pool.released("x", by: "a") == .resume(11, .connection("x")))
+        #expect(pool.released("x", by: "a") == .resume(21, .connection("x")))
+        #expect(pool.released("x", by: "b") == .resume(31, .connection("x")))
+        #expect(pool.released("x", by: "c") == .resume(12, .connection("x")))
+        #expect(pool.released("x", by: "a") == .resume(13, .connection("x")))
+        #expect(pool.released("x", by: "a") == .park)
+        #expect(pool.held.isEmpty && pool.weights.isEmpty && pool.turns.isEmpty)
+    }
+
+    @Test("a tenant alone uses every connection, and its waiters are served when nobody else waits")
+    func aTenantAloneUsesEveryConnection() {
+        var pool = Machine(maxConnections: 4)
+        for id in 1...4 { #expect(pool.lease(waiterID: id, for: "a") == .use(.empty)) }
+        #expect(pool.held == ["a": 4])
+        #expect(pool.lease(waiterID: 5, for: "a") == .wait)
+        // Over any share, but nobody else waits: the slot is not kept free.
+        #expect(pool.released("x", by: "a") == .resume(5, .connection("x")))
+        #expect(pool.held == ["a": 4])
+    }
+
+    @Test("a tenant holding its share is served after another tenant that waits, and only while one waits")
+    func aTenantAtItsShareIsServedAfterAnotherThatWaits() {
+        var pool = Self.full(4, by: "a")
+        for id in 11...13 { _ = pool.lease(waiterID: id, for: "a") }
+        _ = pool.lease(waiterID: 21, for: "b")
+        _ = pool.lease(waiterID: 22, for: "b")
+        // "a" is first in turn but holds 3 of 4, over its half: "b" gets the slot, then the next one too.
+        #expect(pool.released("x", by: "a") == .resume(21, .connection("x")))
+        #expect(pool.released("x", by: "a") == .resume(22, .connection("x")))
+        #expect(pool.held == ["a": 2, "b": 2])
+        // "b" no longer waits: "a" gets every slot back, past its half.
+        #expect(pool.released("y", by: "b") == .resume(11, .connection("y")))
+        #expect(pool.released("y", by: "b") == .resume(12, .connection("y")))
+        #expect(pool.held == ["a": 4])
+    }
+
+    @Test("a tenant of a larger weight holds more of the pool while tenants compete")
+    func aLargerWeightHoldsMore() {
+        var pool = Self.full(4, by: "a")
+        for id in 11...19 { _ = pool.lease(waiterID: id, for: "a", weight: 3) }
+        for id in 21...29 { _ = pool.lease(waiterID: id, for: "b", weight: 1) }
+        // Every slot that comes back goes to whichever of the two is under its share (3 and 1 of 4).
+        var served: [Int] = []
+        for round in 0..<8 {
+            let releasing = round.isMultiple(of: 4) ? "b" : "a"
+            guard pool.held[releasing] != nil else { continue }
+            if case .resume(let id, _) = pool.released("x", by: releasing) { served.append(id) }
+            #expect((pool.held["a"] ?? 0) + (pool.held["b"] ?? 0) == 4)
+        }
+        #expect(pool.held == ["a": 3, "b": 1])
+        // "b" is served only when it holds nothing; first come, first served would have been 11 through 17.
+        #expect(served == [21, 11, 12, 22, 13, 14, 15])
+    }
+
+    @Test("work that names no tenant is one more party in the turn")
+    func unattributedWorkIsOneMoreParty() {
+        var pool = Self.full(1, by: nil)
+        _ = pool.lease(waiterID: 11, for: nil)
+        _ = pool.lease(waiterID: 12, for: nil)
+        _ = pool.lease(waiterID: 21, for: "a")
+        #expect(pool.released("x", by: nil) == .resume(11, .connection("x")))
+        #expect(pool.released("x", by: nil) == .resume(21, .connection("x")))
+        #expect(pool.released("x", by: "a") == .resume(12, .connection("x")))
+    }
+
+    @Test("a waiter that times out or is cancelled leaves its tenant's queue, and the tenant its turn once none of it waits")
+    func aWaiterLeavesItsTenantsQueue() {
+        var pool = Self.full(1, by: "a")
+        _ = pool.lease(waiterID: 11, for: "a")
+        _ = pool.lease(waiterID: 21, for: "b")
+        _ = pool.lease(waiterID: 22, for: "b")
+        _ = pool.lease(waiterID: 31, for: "c", weight: 5)
+        #expect(pool.timedOut(waiterID: 21) == .fail(21, .timedOut))
+        #expect(pool.turns == ["a", "b", "c"])
+        #expect(pool.cancelled(waiterID: 31) == .fail(31, .cancelled))
+        // "c" holds nothing and waits no more: it leaves the turn and its weight no longer counts.
+        #expect(pool.turns == ["a", "b"])
+        #expect(pool.weights["c"] == nil)
+        #expect(pool.waiters == [11, 22])
+        #expect(pool.released("x", by: "a") == .resume(11, .connection("x")))
+        #expect(pool.released("x", by: "a") == .resume(22, .connection("x")))
+        #expect(pool.timedOut(waiterID: 22) == .none)
+        #expect(pool.waiting == 0)
+    }
+
+    @Test("a lost connection's slot goes to the tenant whose turn it is, and counts against it from then on")
+    func aLostConnectionsSlotGoesToTheTenantInTurn() {
+        var pool = Machine(maxConnections: 2)
+        #expect(pool.lease(waiterID: 1, for: "a") == .use(.empty))
+        #expect(pool.lease(waiterID: 2, for: "a") == .use(.empty))
+        _ = pool.lease(waiterID: 11, for: "a")
+        _ = pool.lease(waiterID: 21, for: "b")
+        // The server is lost: the repair of "a"'s connection fails, and the slot goes on to "b", under its share.
+        #expect(pool.leaseFailed(.connection("x"), by: "a") == .resume(21, .connection("x")))
+        #expect(pool.held == ["a": 1, "b": 1])
+        // "b"'s repair fails too: the slot goes back to "a", and every slot is free once "a" gives up both.
+        #expect(pool.leaseFailed(.connection("x"), by: "b") == .resume(11, .connection("x")))
+        #expect(pool.leaseFailed(.empty, by: "a") == .park)
+        #expect(pool.leaseFailed(.connection("x"), by: "a") == .park)
+        #expect(pool.leased == 0 && pool.held.isEmpty && pool.weights.isEmpty)
+        #expect(pool.lease(waiterID: 3, for: "b") == .use(.connection("x")))
+    }
+
+    @Test("closing fails the waiters of every tenant")
+    func closingFailsTheWaitersOfEveryTenant() {
+        var pool = Self.full(1, by: "a")
+        _ = pool.lease(waiterID: 11, for: "a")
+        _ = pool.lease(waiterID: 21, for: "b")
+        #expect(pool.close() == .init(failWaiters: [11, 21], closeConnections: []))
+        #expect(pool.turns.isEmpty && pool.waiting == 0)
+        #expect(pool.released("x", by: "a") == .closeConnection("x"))
+        #expect(pool.held.isEmpty && pool.weights.isEmpty)
+    }
+
     @Test("the pool reports its usage before any connection") func thePoolReportsItsUsageBeforeAnyConnection() async {
         let pool = PostgresPool(.init(conninfo: "host=127.0.0.1 port=1", maxConnections: 3))
         let usage = await pool.usage

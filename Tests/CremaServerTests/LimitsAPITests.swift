@@ -8,6 +8,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
+import NIOCore
 import Prometheus
 import Testing
 
@@ -95,13 +96,18 @@ import Testing
             #expect(shown.json["webhooks"] as? Int == 20)
             #expect(shown.json["events_per_order"] as? Int == 64)
             #expect(shown.json["rate"] as? String == "200/400")
+            #expect(shown.json["share"] as? Int == 1)
             #expect(shown.json["own"] as? [String] == [])
-            try await Self.setLimits(api, #"{"webhooks":5,"rate":"0"}"#)
+            try await Self.setLimits(api, #"{"webhooks":5,"rate":"0","share":3}"#)
             let changed = try await api.send(.get, "/v1/admin/tenants/default/limits", rawKey: Self.admin)
             #expect(changed.json["webhooks"] as? Int == 5)
             #expect(changed.json["rate"] as? String == "0")
-            #expect(changed.json["own"] as? [String] == ["webhooks", "rate"])
-            for (body, field) in [(#"{"webhooks":0}"#, "webhooks"), (#"{"rate":"400/200"}"#, "rate"), (#"{"events_per_order":1}"#, "events_per_order")] {
+            #expect(changed.json["share"] as? Int == 3)
+            #expect(changed.json["own"] as? [String] == ["webhooks", "rate", "share"])
+            for (body, field) in [
+                (#"{"webhooks":0}"#, "webhooks"), (#"{"rate":"400/200"}"#, "rate"), (#"{"events_per_order":1}"#, "events_per_order"),
+                (#"{"share":0}"#, "share"), (#"{"share":101}"#, "share"),
+            ] {
                 let refused = try await api.send(.put, "/v1/admin/tenants/default/limits", body: body, rawKey: Self.admin)
                 #expect(refused.status == .badRequest, "\(body)")
                 #expect(refused.errorDetails["field"] as? String == field)
@@ -146,6 +152,43 @@ import Testing
                 #expect(try await api.send(.get, "/v1/orders", as: .pos).status == .tooManyRequests)
                 let metrics = try await api.send(.get, "/metrics")
                 #expect(metrics.text.contains(#"crema_limits_refusals_total{limit="rate"} 2"#))
+            }
+        }
+    }
+
+    @Test("a key past its rate is answered 429 before its body is read: one past the body limit, or one that never ends")
+    func rateLimitBeforeTheBody() async throws {
+        try await TestDatabase.with { db in
+            let clock = TestClock(Date())
+            let dependencies = APIHarness.dependencies(try APIHarness.process(
+                pool: db.pool, clock: clock.crema,
+                limits: TenantLimits(tokensPerCustomer: 20, streamsPerKey: 64, webhooks: 20, eventsPerOrder: 64, rate: .limited(RequestRate(perSecond: 1, burst: 1)!))))
+            try await LiveServer.serve(dependencies) { port in
+                let server = LiveServer(port: port, registry: dependencies.registry, db: db)
+                /// A `POST /v1/orders` by the pos key announcing `length` bytes of body, of which it sends `sent`.
+                func post(length: Int, sent: Int) -> String {
+                    "POST /v1/orders HTTP/1.1\r\nHost: crema\r\nAuthorization: Bearer \(APIHarness.keys[.pos]!)\r\nIdempotency-Key: k-\(length)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(length)\r\n\r\n" + String(repeating: " ", count: sent)
+                }
+                func answer(_ request: String) async throws -> String {
+                    try await server.connect().executeThenClose { inbound, outbound in
+                        var iterator = inbound.makeAsyncIterator()
+                        return try await LiveServer.exchange(request, outbound, &iterator)
+                    }
+                }
+                let overLimit = 70 * 1024
+                // Within its rate (its one request), the key's body is read, and refused past the body limit.
+                let read = try await answer(post(length: overLimit, sent: overLimit))
+                #expect(read.hasPrefix("HTTP/1.1 413"), "\(read.prefix(200))")
+                // Past its rate, the same body is not read: 429, not 413.
+                let whole = try await answer(post(length: overLimit, sent: overLimit))
+                #expect(whole.hasPrefix("HTTP/1.1 429"), "\(whole.prefix(200))")
+                #expect(LiveServer.errorCode(whole) == "rate_limited")
+                // A body that never ends is answered at once: were it read first, the answer would wait for the read
+                // deadline (and be no 429).
+                let endless = try await answer(post(length: 1_000_000, sent: 100))
+                #expect(endless.hasPrefix("HTTP/1.1 429"), "\(endless.prefix(200))")
+                #expect(server.metric(#"crema_limits_refusals_total{limit="rate"}"#) == 2)
             }
         }
     }

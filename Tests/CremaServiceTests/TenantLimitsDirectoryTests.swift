@@ -40,6 +40,31 @@ import Testing
     }
 }
 
+/// What an order command leases its connection with: the share last read for its tenant, at no round trip of its own.
+@Suite struct TenantShareTests {
+    @Test("a command's share is the one last read for its tenant, read by nobody but the rate check, and 1 before any read")
+    func theShareLastReadCostsNoRead() async throws {
+        try await TestDatabase.with { db in
+            let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
+            let database = CremaDatabase(pool: pool, clock: .system)
+            let clock = TestClock(Date())
+            let directory = TenantLimitsDirectory(defaults: .defaults, repository: database.limits, clock: clock.crema)
+            try await database.limits.put(TenantLimitOverrides(share: 3), tenant: "default", at: clock.now)
+            func trips() async throws -> Int { try await pool.withConnection { $0.roundTrips } }
+            let start = try await trips()
+            #expect(directory.lastRead(for: "default") == nil)
+            #expect(try await trips() == start)
+            #expect(try await directory.limits(for: "default").share == 3)
+            #expect(directory.lastRead(for: "default")?.share == 3)
+            // Past the period the value last read still serves; the next rate check reads it again.
+            await clock.advance(TenantLimitsDirectory.freshFor * 2)
+            #expect(directory.lastRead(for: "default")?.share == 3)
+            #expect(try await trips() - start == 1)
+            await pool.close()
+        }
+    }
+}
+
 /// The rate limiter's memory is bounded: past its capacity it forgets the callers whose allowance has refilled.
 @Suite struct RequestRateLimiterTests {
     @Test("past its capacity the limiter forgets refilled buckets and keeps the ones still spending")

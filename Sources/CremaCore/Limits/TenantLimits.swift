@@ -11,6 +11,10 @@ public struct TenantLimits: Sendable, Hashable {
     public var eventsPerOrder: Int
     /// Requests per second per API key and per customer.
     public var rate: RateSetting
+    /// The tenant's weight when tenants compete for what is scarce (the database connections of order commands): while
+    /// another waits, a tenant holds at most `pool × share / (the shares of the tenants holding or waiting)`. Not a
+    /// limit anyone is refused by, and no variable: every tenant's is 1 (an equal split) unless an administrator set it.
+    public var share: Int
 
     /// The product's defaults (docs/design.md §9.2).
     public static let defaults = TenantLimits(
@@ -23,12 +27,16 @@ public struct TenantLimits: Sendable, Hashable {
         .tokensPerCustomer: 1...1_000, .streamsPerKey: 1...4_096, .webhooks: 1...1_000, .eventsPerOrder: 2...10_000,
     ]
 
-    public init(tokensPerCustomer: Int, streamsPerKey: Int, webhooks: Int, eventsPerOrder: Int, rate: RateSetting) {
+    /// The accepted shares: a tenant may weigh up to a hundred times another.
+    public static let shareRange = 1...100
+
+    public init(tokensPerCustomer: Int, streamsPerKey: Int, webhooks: Int, eventsPerOrder: Int, rate: RateSetting, share: Int = 1) {
         self.tokensPerCustomer = tokensPerCustomer
         self.streamsPerKey = streamsPerKey
         self.webhooks = webhooks
         self.eventsPerOrder = eventsPerOrder
         self.rate = rate
+        self.share = share
     }
 
     /// The count limit named `name` (nil for `rate`, which is not a count).
@@ -53,7 +61,8 @@ public struct TenantLimits: Sendable, Hashable {
     public func overridden(by tenant: TenantLimitOverrides) -> TenantLimits {
         TenantLimits(
             tokensPerCustomer: tenant.tokensPerCustomer ?? tokensPerCustomer, streamsPerKey: tenant.streamsPerKey ?? streamsPerKey,
-            webhooks: tenant.webhooks ?? webhooks, eventsPerOrder: tenant.eventsPerOrder ?? eventsPerOrder, rate: tenant.rate ?? rate)
+            webhooks: tenant.webhooks ?? webhooks, eventsPerOrder: tenant.eventsPerOrder ?? eventsPerOrder, rate: tenant.rate ?? rate,
+            share: tenant.share ?? share)
     }
 }
 
@@ -64,15 +73,18 @@ public struct TenantLimitOverrides: Sendable, Hashable {
     public var webhooks: Int?
     public var eventsPerOrder: Int?
     public var rate: RateSetting?
+    public var share: Int?
 
     public init(
-        tokensPerCustomer: Int? = nil, streamsPerKey: Int? = nil, webhooks: Int? = nil, eventsPerOrder: Int? = nil, rate: RateSetting? = nil
+        tokensPerCustomer: Int? = nil, streamsPerKey: Int? = nil, webhooks: Int? = nil, eventsPerOrder: Int? = nil, rate: RateSetting? = nil,
+        share: Int? = nil
     ) {
         self.tokensPerCustomer = tokensPerCustomer
         self.streamsPerKey = streamsPerKey
         self.webhooks = webhooks
         self.eventsPerOrder = eventsPerOrder
         self.rate = rate
+        self.share = share
     }
 
     /// The first count outside its range, or nil when every value set is acceptable.

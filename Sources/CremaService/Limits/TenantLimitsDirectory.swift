@@ -80,6 +80,15 @@ public final class TenantLimitsDirectory: Sendable {
         }
     }
 
+    /// The limits last read for `tenant`, however old, without reading them: nil when none were read yet (or they are
+    /// being read for the first time). For what must cost no round trip, such as an order command's share of the pool.
+    public func lastRead(for tenant: String) -> TenantLimits? {
+        entries.withLock { entries in
+            if case .loaded(let limits, _) = entries[tenant] { return limits }
+            return nil
+        }
+    }
+
     /// Forgets what was read for `tenant`, after this process changed its limits.
     public func forget(_ tenant: String) {
         _ = entries.withLock { $0.removeValue(forKey: tenant) }

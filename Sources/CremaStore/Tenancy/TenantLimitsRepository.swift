@@ -15,14 +15,14 @@ public struct TenantLimitsRepository: Repository {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT tokens_per_customer, streams_per_key, webhooks, events_per_order, rate
+                    SELECT tokens_per_customer, streams_per_key, webhooks, events_per_order, rate, share
                     FROM tenant_limits WHERE tenant_id = \(tenant)
                     """)
                 guard let row = rows.first else { return nil }
                 return TenantLimitOverrides(
                     tokensPerCustomer: try row.decode("tokens_per_customer"), streamsPerKey: try row.decode("streams_per_key"),
                     webhooks: try row.decode("webhooks"), eventsPerOrder: try row.decode("events_per_order"),
-                    rate: try row.decode("rate", as: String?.self).flatMap(RateSetting.init(parsing:)))
+                    rate: try row.decode("rate", as: String?.self).flatMap(RateSetting.init(parsing:)), share: try row.decode("share"))
             }
         }
     }
@@ -33,13 +33,13 @@ public struct TenantLimitsRepository: Repository {
             _ = try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    INSERT INTO tenant_limits (tenant_id, tokens_per_customer, streams_per_key, webhooks, events_per_order, rate, updated_at)
+                    INSERT INTO tenant_limits (tenant_id, tokens_per_customer, streams_per_key, webhooks, events_per_order, rate, share, updated_at)
                     VALUES (\(tenant), \(overrides.tokensPerCustomer), \(overrides.streamsPerKey), \(overrides.webhooks),
-                            \(overrides.eventsPerOrder), \(overrides.rate?.description), \(at))
+                            \(overrides.eventsPerOrder), \(overrides.rate?.description), \(overrides.share), \(at))
                     ON CONFLICT (tenant_id) DO UPDATE SET
                         tokens_per_customer = EXCLUDED.tokens_per_customer, streams_per_key = EXCLUDED.streams_per_key,
                         webhooks = EXCLUDED.webhooks, events_per_order = EXCLUDED.events_per_order, rate = EXCLUDED.rate,
-                        updated_at = EXCLUDED.updated_at
+                        share = EXCLUDED.share, updated_at = EXCLUDED.updated_at
                     """)
             }
         }
