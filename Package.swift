@@ -382,6 +382,7 @@ let package = Package(
             name: "CremaServiceTests",
             dependencies: [
                 "CremaService", "CremaStore", "CremaAPI", "CremaCore", "CremaPostgres", "CremaClock", "CremaTestSupport",
+                "CremaAPNsProtocol", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -143,17 +143,24 @@ public struct OrderService: Sendable {
     }
 
     /// Only the default tenant falls back to the configured app; another tenant's tokens always name theirs.
-    private func defaultApp(_ scope: TenantScope) -> String? {
+    func defaultApp(_ scope: TenantScope) -> String? {
         scope.tenant == TenantScope.defaultTenantName ? defaultBundleID : nil
     }
 
     private func plan(
         order: Order, previous: Order?, event: OrderEventType, inputs: OrderTransaction.PlanningInputs, at: Date
     ) -> DeliveryPlan {
-        let context = DeliveryContext(
+        DeliveryPlanner.plan(Self.context(order: order, previous: previous, event: event, inputs: inputs, at: at), policy: deliveryPolicy)
+    }
+
+    /// What the planner is asked about a change, from what the store read for it: by the command that makes the change,
+    /// and by the preview that makes it again (`preview(orderID:in:)`).
+    static func context(
+        order: Order, previous: Order?, event: OrderEventType, inputs: OrderTransaction.PlanningInputs, at: Date
+    ) -> DeliveryContext {
+        DeliveryContext(
             order: order, previous: previous, event: event, storeName: inputs.storeName,
             timeZone: TimeZone(identifier: inputs.timezone) ?? .gmt, now: at, targets: inputs.targets, history: inputs.history)
-        return DeliveryPlanner.plan(context, policy: deliveryPolicy)
     }
 
     /// What the tenant's webhook endpoints may hear of this change (docs/webhooks.md): always `order.changed`, and

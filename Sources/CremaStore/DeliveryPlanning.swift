@@ -36,19 +36,34 @@ enum DeliveryPlanning {
     /// the join around): each lookup reads that target's rows (`delivery_outbox_target_history`), never the tenant's. As a
     /// plain join, the generic plan a connection cached while the outbox was small walked every outbox row of the
     /// tenant for each event once it had grown (5.6 ms an event after 15 s of load, growing with the table).
-    static func selectColumns<SQL: PostgresSQL>(now: Date) -> SQL {
+    ///
+    /// `beforeLastChange` reads the history as the order's last event found it (`GET /v1/orders/{id}/preview` plans that
+    /// change again): without the rows that event wrote (the order's, at its current version), and with the rows it
+    /// superseded (the order's, superseded at the order's `updated_at`, the event's time) still pending. `o` then also
+    /// names `order_id`, `version` and `updated_at`.
+    static func selectColumns<SQL: PostgresSQL>(now: Date, beforeLastChange: Bool = false) -> SQL {
         let since = now.addingTimeInterval(-historyWindow)
+        let state: SQL = beforeLastChange
+            ? """
+              CASE WHEN d.state = 'superseded' AND d.order_id = (SELECT order_id FROM o) AND d.finished_at = (SELECT updated_at FROM o)
+                   THEN 'pending' ELSE d.state END
+              """
+            : "d.state"
+        let lastChange: SQL = beforeLastChange
+            ? "WHERE NOT (d.order_id = (SELECT order_id FROM o) AND d.order_version = (SELECT version FROM o))"
+            : ""
         return """
         (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
         (SELECT coalesce(json_agg(h), '[]') FROM (
             SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
-                   d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+                   d.priority, \(state) AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
                    extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
             FROM t CROSS JOIN LATERAL (
                 SELECT * FROM delivery_outbox d
                 WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > \(since)
                 OFFSET 0
             ) d
+            \(lastChange)
         ) h) AS history
         """
     }

@@ -58,6 +58,37 @@ public struct OrderRepository: Repository {
         }
     }
 
+    /// The order's last change as its event found it, read in one snapshot: the order, the order before the event
+    /// (its history replayed through `OrderStateMachine.previous`), the event, and the planning inputs the event's
+    /// transaction read (`OrderTransaction.openOrder`) as they are now, less what that event itself wrote
+    /// (`DeliveryPlanning.selectColumns(now:beforeLastChange:)`). Nothing is locked or written. Nil when no order with
+    /// this id is in `scope`.
+    public func lastChange(id: UUID, in scope: TenantScope, defaultBundleID: String?, now: Date) async throws(StoreError) -> LastChange? {
+        try await database {
+            try await pool.withTransaction(isolation: .repeatableRead) { connection in
+                let rows = try await connection.query(
+                    OrderStatements.LastChangeRead(scope: scope, id: id, defaultBundleID: defaultBundleID, now: now).query)
+                guard let row = rows.first else { return nil }
+                let order = try OrderRow.order(from: row)
+                let events = try await connection.query(
+                    """
+                    SELECT version, event_type, actor_role, occurred_at, data::text AS data FROM order_events
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(order.storeID) AND order_id = \(id) ORDER BY version
+                    """
+                ).map(OrderRow.event(from:))
+                let later = events.dropFirst().compactMap { recorded in EventData.event(recorded).map { (event: $0, at: recorded.occurredAt) } }
+                let previous = events.first.flatMap { EventData.eta($0.data) }.flatMap { placedETA in
+                    OrderStateMachine.previous(of: order, placedETA: placedETA, events: later)
+                }
+                return LastChange(
+                    order: order, previous: previous, event: events.last?.type ?? .placed,
+                    inputs: OrderTransaction.PlanningInputs(
+                        storeName: try row.decode("store_name"), timezone: try row.decode("store_timezone"),
+                        targets: try DeliveryPlanning.targets(from: row), history: try DeliveryPlanning.history(from: row)))
+            }
+        }
+    }
+
     /// A page of a store's orders in placement order, optionally in one state. The cursor is opaque.
     public func orders(store: String, in scope: TenantScope, state: OrderState?, limit: Int, cursor: String?) async throws(StoreError) -> OrderPage {
         let position: OrderCursor?

@@ -85,4 +85,25 @@ enum EventData {
 
     /// As the API writes it, so the data keeps the millisecond the client sent (the format style truncated it).
     static func rfc3339(_ date: Date) -> String { RFC3339.text(date) }
+
+    /// The event `of` stored for a recorded event after `placed` (nil for `placed`, or data this version does not read):
+    /// what replaying an order's history through `OrderStateMachine` needs.
+    static func event(_ recorded: RecordedEvent) -> OrderEvent? {
+        let data = recorded.data
+        switch recorded.type {
+        case .placed: return nil
+        case .started: return data["barista"]?.stringValue.map { .started(barista: $0) }
+        case .delayed: return eta(data).map { .delayed(eta: $0, reason: data["reason"]?.stringValue) }
+        case .ready: return .ready(pickupPoint: data["pickup_point"]?.stringValue)
+        case .pickedUp: return .pickedUp
+        case .canceled: return .canceled(reason: data["reason"]?.stringValue ?? "")
+        case .expired: return data["reason"]?.stringValue.flatMap(ExpiryReason.init).map { .expired(reason: $0) }
+        }
+    }
+
+    /// The `eta` a `placed` or `delayed` event stored, as `rfc3339` wrote it.
+    static func eta(_ data: JSONValue) -> Date? {
+        guard let text = data["eta"]?.stringValue else { return nil }
+        return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
 }

@@ -122,6 +122,29 @@ enum OrderStatements {
         }
     }
 
+    /// Reads the order with its store, targets and the decisions its last event found, without a lock: what
+    /// `GET /v1/orders/{id}/preview` plans the last change again with (`OrderRepository.lastChange`).
+    struct LastChangeRead: PostgresStatementShape {
+        static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
+        var scope: TenantScope
+        var id: UUID
+        var defaultBundleID: String?
+        var now: Date
+
+        func sql<SQL: PostgresSQL>() -> SQL {
+            """
+            WITH o AS (
+                SELECT tenant_id, \(unescaped: OrderRow.columns),
+                       (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
+                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+                FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id)
+            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(now: now, beforeLastChange: true) as SQL)
+            FROM o
+            """
+        }
+    }
+
     /// The answer stored with a key seen before, and whether it was stored for the same request.
     struct StoredAnswer: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)

@@ -4,8 +4,8 @@ import CremaCore
 import Foundation
 import Testing
 
-/// `GET /v1/orders/{id}/preview` and the delivery planner read one rule for whether a change alerts: for every event
-/// and delay size, the preview's Live Activity body carries an alert exactly when the planned push does.
+/// `GET /v1/orders/{id}/preview` writes what the delivery planner answers and nothing else: for every event and delay
+/// size, and tokens of every kind or none, its pushes, skips and bodies are the planner's (issue #43, item 2).
 @Suite struct PreviewPlannerAgreementTests {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
     static let store = Store(id: "market-st", name: "Market St", timezone: "UTC", createdAt: now, updatedAt: now)
@@ -31,35 +31,56 @@ import Testing
         ]
     }
 
-    static func hasAlert(_ body: JSONValue?) -> Bool { body?["aps"]?["alert"] != nil }
+    static func json(_ body: APNsBody) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: body.json) }
 
-    @Test("the preview shows an alert exactly when the planned Live Activity push carries one, for every event and delay size")
-    func previewAndPlannerAgree() throws {
+    static let kinds: [[PushTargetKind]] = [[], [.liveActivity], [.pushToStart, .alert], [.liveActivity, .pushToStart, .alert, .widget], [.alert, .widget]]
+
+    @Test("the preview writes the planner's plan for the order's tokens, push for push and skip for skip, for every event and delay size")
+    func previewWritesThePlan() throws {
         for change in try Self.changes() {
-            let target = PushTarget(ref: PushTargetRef(kind: .liveActivity, id: 1), environment: .production, registeredAt: Self.now, bundleID: "cafe.example")
-            let plan = DeliveryPlanner.plan(
-                DeliveryContext(
+            for kinds in Self.kinds {
+                let targets = kinds.enumerated().map { index, kind in
+                    PushTarget(ref: PushTargetRef(kind: kind, id: Int64(index + 1)), environment: .production, registeredAt: Self.now, bundleID: "cafe.example")
+                }
+                let context = DeliveryContext(
                     order: change.order, previous: change.previous, event: change.event, storeName: Self.store.name, timeZone: .gmt,
-                    now: Self.now, targets: [target], history: []),
-                policy: Self.policy)
-            let planned = try #require(plan.deliveries.first { $0.pushType == .liveactivity }, "\(change.name)")
-            let plannedBody = try JSONDecoder().decode(JSONValue.self, from: Data(planned.body.string.utf8))
-            let preview = try OrderPreview(
-                order: change.order, lastEvent: change.event, etaBefore: change.previous.eta, store: Self.store, now: Self.now, policy: Self.policy)
-            let shown = preview.bodies["liveactivity_update"] ?? preview.bodies["liveactivity_end"]
-            #expect(Self.hasAlert(shown?.body) == Self.hasAlert(plannedBody), "\(change.name)")
+                    now: Self.now, targets: targets, history: [])
+                let plan = DeliveryPlanner.plan(context, policy: Self.policy)
+                let preview = try OrderPreview(DeliveryPreview(context, policy: Self.policy, sampleBundleID: "cafe.example"))
+                let label = "\(change.name), \(kinds)"
+                #expect(preview.deliveries.map(\.priority) == plan.deliveries.map(\.priority), "\(label)")
+                #expect(preview.deliveries.map(\.reasonCode) == plan.deliveries.map(\.reason.rawValue), "\(label)")
+                #expect(preview.deliveries.map(\.reason) == plan.deliveries.map(\.sentence), "\(label)")
+                #expect(preview.deliveries.map(\.body) == (try plan.deliveries.map { try Self.json($0.body) }), "\(label)")
+                #expect(preview.skips.map(\.reasonCode) == plan.skips.map(\.reason.rawValue), "\(label)")
+                #expect(preview.contentState == (try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(plan.projection))))
+            }
         }
     }
 
-    @Test("the ETA before the last event is the latest one an earlier event set")
-    func etaBeforeTheLastEvent() {
-        let events = [
-            RecordedEvent(version: 1, type: .placed, role: .pos, occurredAt: Self.now, data: ["eta": "2026-11-26T10:00:00Z"]),
-            RecordedEvent(version: 2, type: .delayed, role: .pos, occurredAt: Self.now, data: ["eta": "2026-11-26T10:05:00Z"]),
-            RecordedEvent(version: 3, type: .started, role: .barista, occurredAt: Self.now, data: ["barista": "Sam"]),
-            RecordedEvent(version: 4, type: .delayed, role: .pos, occurredAt: Self.now, data: ["eta": "2026-11-26T10:30:00Z"]),
-        ]
-        #expect(OrderPreview.etaBefore(lastOf: events) == WireCoding.parseRFC3339("2026-11-26T10:05:00Z"))
-        #expect(OrderPreview.etaBefore(lastOf: Array(events.prefix(1))) == nil)
+    @Test("each body shown is what a token of its kind alone would receive, and a kind the planner sends nothing to shows none")
+    func bodiesAreThePlanForOneTokenOfEachKind() throws {
+        for change in try Self.changes() {
+            let context = DeliveryContext(
+                order: change.order, previous: change.previous, event: change.event, storeName: Self.store.name, timeZone: .gmt,
+                now: Self.now, targets: [], history: [])
+            let preview = try OrderPreview(DeliveryPreview(context, policy: Self.policy, sampleBundleID: "cafe.example"))
+            var expected: [String: PlannedDelivery] = [:]
+            for (kind, name) in [(PushTargetKind.liveActivity, "liveactivity_update"), (.pushToStart, "liveactivity_start"), (.alert, "alert"), (.widget, "widgets")] {
+                var alone = context
+                alone.targets = [PushTarget(ref: PushTargetRef(kind: kind, id: 0), environment: .production, registeredAt: Self.now, bundleID: "cafe.example")]
+                for planned in DeliveryPlanner.plan(alone, policy: Self.policy).deliveries {
+                    expected[planned.liveActivityEvent == .end ? "liveactivity_end" : name] = planned
+                }
+            }
+            #expect(Set(preview.bodies.keys) == Set(expected.keys), "\(change.name)")
+            for (name, planned) in expected {
+                #expect(preview.bodies[name]?.body == (try Self.json(planned.body)), "\(change.name): \(name)")
+                #expect(preview.bodies[name]?.priority == planned.priority, "\(change.name): \(name)")
+                #expect(preview.bodies[name]?.reasonCode == planned.reason.rawValue, "\(change.name): \(name)")
+            }
+            // Without tokens the order's own plan is one skip that says so.
+            #expect(preview.deliveries.isEmpty && preview.skips.map(\.reasonCode) == ["no_targets"], "\(change.name)")
+        }
     }
 }

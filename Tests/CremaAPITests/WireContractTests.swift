@@ -69,14 +69,42 @@ import Testing
         #expect(try keys(OrderPageResponse(orders: [], nextCursor: nil)) == (try document.keys(of: "OrderPage").properties))
     }
 
+    /// The planner's preview of `order`'s change to ready, for `kinds` of tokens.
+    static func preview(_ kinds: [PushTargetKind]) throws -> OrderPreview {
+        let previous = try order()
+        let ready = try OrderStateMachine.apply(.ready(pickupPoint: "counter"), to: previous, expectedVersion: nil, at: now)
+        let targets = kinds.enumerated().map { index, kind in
+            PushTarget(ref: PushTargetRef(kind: kind, id: Int64(index + 1)), environment: .production, registeredAt: now, bundleID: "cafe.example")
+        }
+        let context = DeliveryContext(
+            order: ready, previous: previous, event: .ready, storeName: store.name, timeZone: .gmt, now: now, targets: targets, history: [])
+        return try OrderPreview(DeliveryPreview(context, policy: DeliveryPolicy(), sampleBundleID: "cafe.example"))
+    }
+
+    /// The keys written by each element of the array `key` of `value`.
+    func elementKeys(_ value: some Encodable, _ key: String) throws -> [Set<String>] {
+        let object = try JSONSerialization.jsonObject(with: try WireCoding.encoder.encode(value)) as? [String: Any]
+        return try #require(object?[key] as? [[String: Any]]).map { Set($0.keys) }
+    }
+
     @Test("a preview writes exactly the keys of the order preview schema") func aPreviewWritesExactlyTheKeysOfTheOrderPreviewSchema() throws {
-        let preview = try OrderPreview(order: try Self.order(), lastEvent: .started, etaBefore: nil, store: Self.store, now: Self.now)
-        #expect(try keys(preview) == (try document.keys(of: "OrderPreview").properties))
-        #expect(try keys(preview.families) == (try document.keys(document.property("families", of: "OrderPreview")).properties))
-        let body = try #require(preview.bodies["alert"])
+        // An activity's update (with its Live Activity event) and widget, and the alert it carries (a skip); an alert
+        // of its own (with its collapse id) where no activity runs.
+        let activity = try Self.preview([.liveActivity, .alert, .widget])
+        let alertOnly = try Self.preview([.alert])
+        #expect(try keys(activity) == (try document.keys(of: "OrderPreview").properties))
+        #expect(try keys(activity.families) == (try document.keys(document.property("families", of: "OrderPreview")).properties))
+        let body = try #require(activity.bodies["alert"])
         let bodies = try document.property("bodies", of: "OrderPreview")
         let bodySchema = try #require(bodies["additionalProperties"] as? [String: Any])
         #expect(try keys(body) == (try document.keys(bodySchema).properties))
+        for (name, items) in [("deliveries", [activity, alertOnly]), ("skips", [activity])] {
+            let schema = try document.keys(try #require(try document.property(name, of: "OrderPreview")["items"] as? [String: Any]))
+            let written = try items.flatMap { try elementKeys($0, name) }
+            #expect(!written.isEmpty, "\(name)")
+            #expect(written.reduce(into: Set<String>()) { $0.formUnion($1) } == schema.properties, "\(name)")
+            for entry in written { #expect(schema.required.isSubset(of: entry), "\(name): \(entry)") }
+        }
     }
 
     @Test("token answers and delivery logs stay within their schemas") func tokenAnswersAndDeliveryLogsStayWithinTheirSchemas() throws {

@@ -12,8 +12,8 @@ import Testing
     }
 
     @Test("an empty, unknown or region-tagged locale places the order in the nearest supported language",
-          arguments: [("", "en", "Order received"), ("xx-YY", "xx-YY", "Order received"), ("es-MX", "es-MX", "Pedido recibido"),
-                      ("ja_JP", "ja-JP", "ご注文を承りました"), ("EN", "en", "Order received")])
+          arguments: [("", "en", "We've got your order"), ("xx-YY", "xx-YY", "We've got your order"), ("es-MX", "es-MX", "Recibimos tu pedido"),
+                      ("ja_JP", "ja-JP", "ご注文を承りました"), ("EN", "en", "We've got your order")])
     func localesFallBack(_ sample: (String, String, String)) async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()
@@ -23,6 +23,7 @@ import Testing
             let id = try #require(placed.json["id"] as? String)
             let preview = try await api.send(.get, "/v1/orders/\(id)/preview", as: .pos)
             #expect(preview.json["locale"] as? String == sample.1)
+            // The Lock Screen's title of a queued order (a placed order alerts nobody, so no alert body is shown).
             #expect(preview.text.contains(sample.2), "\(preview.text)")
         }
     }

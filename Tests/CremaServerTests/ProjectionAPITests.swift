@@ -60,6 +60,36 @@ import Testing
         }
     }
 
+    @Test("the preview holds the pushes and skips the last change planned for the order's tokens, and no_targets without any")
+    func thePreviewHoldsThePlanOfTheLastChange() async throws {
+        try await APIHarness.run { api, _ in
+            try await api.createStore()
+            let bare = try await api.placeOrder()
+            let none = try await api.send(.get, "/v1/orders/\(bare)/preview", as: .dashboard)
+            #expect((none.json["deliveries"] as? [Any])?.isEmpty == true, "\(none.text)")
+            #expect((none.json["skips"] as? [[String: Any]])?.map { $0["reason_code"] as? String } == ["no_targets"], "\(none.text)")
+
+            let id = try await api.placeOrder()
+            let token = String(repeating: "ab", count: 32)
+            let registered = try await api.send(
+                .put, "/v1/orders/\(id)/live-activity-token", as: .app, body: #"{"token":"\#(token)","environment":"sandbox"}"#)
+            #expect(registered.status.code < 300, "\(registered.text)")
+            _ = try await api.post("/v1/orders/\(id)/events", as: .barista, #"{"type":"ready","pickup_point":"counter"}"#)
+            let preview = try await api.send(.get, "/v1/orders/\(id)/preview", as: .dashboard)
+            let log = try await api.send(.get, "/v1/orders/\(id)/deliveries", as: .dashboard)
+            // What does not depend on the instant it is asked: the target, the push, its priority and the reason.
+            func summary(_ row: [String: Any]) -> String {
+                ["target_kind", "push_type", "live_activity_event", "priority", "reason_code", "reason"].map { "\($0)=\(row[$0] ?? "-")" }
+                    .joined(separator: " ")
+            }
+            let written = (log.json["deliveries"] as? [[String: Any]] ?? []).filter { $0["order_version"] as? Int == 2 && $0["state"] as? String == "pending" }
+            let planned = preview.json["deliveries"] as? [[String: Any]] ?? []
+            #expect(planned.map(summary) == written.map(summary), "\(preview.text)")
+            #expect(planned.map { $0["reason_code"] as? String } == ["activity_update_urgent"])
+            #expect((preview.json["skips"] as? [Any])?.isEmpty == true, "\(preview.text)")
+        }
+    }
+
     @Test("a finished order previews an end") func aFinishedOrderPreviewsAnEnd() async throws {
         try await APIHarness.run { api, _ in
             try await api.createStore()

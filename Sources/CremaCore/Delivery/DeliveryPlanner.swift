@@ -1,5 +1,5 @@
 import CremaAPNsProtocol
-public import Foundation
+import Foundation
 
 /// Decides, for one order change, how each of the customer's devices hears about it (docs/design.md §5): a Live
 /// Activity update, start or end, an alert, a widget reload, or a recorded reason not to. Pure: the same
@@ -14,15 +14,9 @@ public enum DeliveryPlanner {
     /// The events whose news the customer must see now. A delay counts when it pushes the ETA back by at
     /// least `policy.largeDelay`.
     public static func isUrgent(_ context: DeliveryContext, policy: DeliveryPolicy) -> Bool {
-        isUrgent(context.event, etaBefore: context.previous?.eta, etaAfter: context.order.eta, policy: policy)
-    }
-
-    /// The same rule from the event and the ETA before and after it: what `GET /v1/orders/{id}/preview` asks, so the
-    /// preview shows an alert exactly when a delivery would carry one.
-    public static func isUrgent(_ event: OrderEventType, etaBefore: Date?, etaAfter: Date, policy: DeliveryPolicy) -> Bool {
-        switch event {
+        switch context.event {
         case .ready, .canceled: true
-        case .delayed: etaBefore.map { etaAfter.timeIntervalSince($0) >= policy.largeDelay } ?? false
+        case .delayed: context.previous.map { context.order.eta.timeIntervalSince($0.eta) >= policy.largeDelay } ?? false
         // Nobody has to act on an order that waited too long: its activity ends quietly, without an alert.
         case .placed, .started, .pickedUp, .expired: false
         }

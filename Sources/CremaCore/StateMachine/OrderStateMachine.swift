@@ -68,6 +68,39 @@ public enum OrderStateMachine {
             throw .invalidTransition(from: order.state, event: event.type, allowed: order.allowedEvents)
         }
         try OrderValidation.validate(event, order: order, now: now)
+        return advance(order, by: event, to: next, at: now)
+    }
+
+    /// The order before its last event, replayed from its history: the order as placement made it (with
+    /// `placedETA`, the ETA the `placed` event set), then each later event in `events` but the last, oldest first with
+    /// its time, through `target(of:from:)` and the same changes `apply` makes. The checks `apply` made when each event
+    /// was accepted are not made again: history is what it is, and a rule added since (or an erasure that blanked a
+    /// reason) must not make it unreadable. Nil when the last event is `placed` (there was no order before it), or when
+    /// the history does not lead to `order`'s version and state.
+    ///
+    /// `GET /v1/orders/{id}/preview` plans the order's last change again with it, so the planner sees the same
+    /// previous order it saw when the event was applied.
+    public static func previous(of order: Order, placedETA: Date, events: [(event: OrderEvent, at: Date)]) -> Order? {
+        guard let last = events.last, events.count == order.version - 1 else { return nil }
+        var replayed = order
+        replayed.state = .queued
+        replayed.version = 1
+        replayed.eta = placedETA
+        replayed.barista = nil
+        replayed.pickupPoint = nil
+        replayed.delayReason = nil
+        replayed.cancelReason = nil
+        replayed.updatedAt = order.placedAt
+        for (event, at) in events.dropLast() {
+            guard let next = target(of: event.type, from: replayed.state) else { return nil }
+            replayed = advance(replayed, by: event, to: next, at: at)
+        }
+        guard target(of: last.event.type, from: replayed.state) == order.state else { return nil }
+        return replayed
+    }
+
+    /// What an accepted event changes in the order: its state, version and time, and the fields the event carries.
+    private static func advance(_ order: Order, by event: OrderEvent, to next: OrderState, at now: Date) -> Order {
         var updated = order
         updated.state = next
         updated.version += 1

@@ -53,17 +53,14 @@ struct OrderRoutes {
         return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
     }
 
-    /// What every surface shows for the order now, and the exact APNs bodies Crema would send for it.
+    /// What every surface shows for the order now, and what the delivery planner sends for its last change, made now:
+    /// to the order's own tokens and to a token of each kind (`OrderService.preview`).
     func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let caller = try context.authorize(OrderService.orderReaders)
-        guard let detail = try await service.order(id: try Self.orderID(context), in: caller.scope) else {
+        guard let preview = try await service.preview(orderID: try Self.orderID(context), in: caller.scope) else {
             throw APIError.unknownOrder
         }
-        guard let shop = try await service.store(id: detail.order.storeID, in: caller.scope) else { throw APIError.unknownOrder }
-        let preview = try OrderPreview(
-            order: detail.order, lastEvent: detail.events.last?.type ?? .placed, etaBefore: OrderPreview.etaBefore(lastOf: detail.events),
-            store: shop, now: service.clock.now, policy: service.deliveryPolicy)
-        return try JSONResponse.make(.ok, preview)
+        return try JSONResponse.make(.ok, try OrderPreview(preview))
     }
 
     /// Every delivery decision for the order, skips included, with what APNs answered.
