@@ -14,7 +14,11 @@ every loop is bounded in time and in count.
               tokens    threads registering new alert tokens for one customer, as fast as answers come;
               streams   one dashboard key opening up to TARGET concurrent SSE streams and holding them (a refused
                         slot is tried again, RETRY_RATE a second at most); all closed at the end;
-              webhooks  ENDPOINTS webhook endpoints at the tarpit; deleted at the end.
+              webhooks  ENDPOINTS webhook endpoints at the tarpit; deleted at the end;
+              busy      a customer working hard within the limits (issue #46): 20 alert tokens registered first,
+                        then BUSY_THREADS threads placing and advancing that customer's orders as fast as the pos and
+                        barista keys' rate allows (each ready fans out to 20 pushes); the two paced threads are
+                        left out (the busy threads are the orders).
   receiver  the ordinary tenant's webhook receiver: answers 200 at once; one JSON line per request received.
   tarpit    accepts connections, reads and drops what comes, never answers.
   lag       the ordinary tenant's webhook lag: for each acknowledged order change, the time from its HTTP answer to
@@ -38,7 +42,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST = "127.0.0.1"
-FLOODS = ("tokens", "streams", "webhooks")
+FLOODS = ("tokens", "streams", "webhooks", "busy")
 LIFECYCLE = [("started", "barista", {"type": "started", "barista": "Sam"}), ("ready", "barista", {"type": "ready"}),
              ("picked_up", "pos", {"type": "picked_up"})]
 
@@ -398,6 +402,16 @@ def webhook_flood(args, keys, counts):
     return ids
 
 
+def busy_tokens(args, keys, counts):
+    """Registers the busy customer's alert tokens up to the limit (20): every order of theirs then fans out to them."""
+    client = Client(args.port)
+    for _ in range(args.busy_tokens):
+        status, text = client.call("PUT", f"/v1/customers/{args.customer}/tokens/alert/{os.urandom(32).hex()}",
+                                   keys["app"], {"environment": "production"})
+        counts.add("tokens_" + classify(status, text))
+    client.close()
+
+
 def flood(args):
     keys = json.load(open(args.keys))["abuser"]
     stop = threading.Event()
@@ -411,6 +425,9 @@ def flood(args):
         threads = token_flood(args, keys, stop, counts)
     elif args.kind == "streams":
         threads = stream_flood(args, keys, stop, counts)
+    elif args.kind == "busy":
+        busy_tokens(args, keys, counts)
+        threads = []
     else:
         hooks = webhook_flood(args, keys, counts)
         threads = []
@@ -422,7 +439,17 @@ def flood(args):
             orders.add(classify(status, text))
         lifecycles(args.port, keys["pos"], keys["barista"], keys["store"], lambda n: args.customer,
                    f"abuse-{run}-{i}", args.rate, start, end, record, int(args.rate * args.duration) + 1)
-    threads += [threading.Thread(target=abuser_orders, args=(i,), daemon=True) for i in range(2)]
+    if args.kind == "busy":
+        # As fast as the keys' rate allows: the rate limiter, not the client, paces these.
+        def busy_orders(i):
+            def record(op, status, text, scheduled, sent, done):
+                orders.add("requests")
+                orders.add(classify(status, text))
+            lifecycles(args.port, keys["pos"], keys["barista"], keys["store"], lambda n: args.customer,
+                       f"busy-{run}-{i}", args.busy_rate, start, end, record, int(args.busy_rate * args.duration) + 1)
+        threads += [threading.Thread(target=busy_orders, args=(i,), daemon=True) for i in range(args.busy_threads)]
+    else:
+        threads += [threading.Thread(target=abuser_orders, args=(i,), daemon=True) for i in range(2)]
     for t in threads:
         t.start()
     while time.monotonic() < end and not stop.is_set():
@@ -625,9 +652,23 @@ def report(args):
         extra = {"tokens": f"accepted={f.get('ok', 0)} rate_limited={f.get('rate_limited', 0)}",
                  "streams": f"opened={f.get('opened', 0)} peak_held={f.get('peak_held', 0)} "
                             f"rate_limited={f.get('rate_limited', 0)}",
-                 "webhooks": f"registered={f.get('registered', 0)}"}[phase]
+                 "webhooks": f"registered={f.get('registered', 0)}",
+                 "busy": f"tokens={f.get('tokens_ok', 0)} orders_requests={f.get('abuser_orders', {}).get('requests', 0)} "
+                         f"accepted={f.get('abuser_orders', {}).get('ok', 0)} "
+                         f"rate_limited={f.get('abuser_orders', {}).get('rate_limited', 0)} "
+                         f"other={sum(v for k, v in f.get('abuser_orders', {}).items() if k.startswith('other_'))}"}[phase]
+        if phase == "busy":
+            # What each request cost the server, the busy tenant's accepted and refused ones and the ordinary's
+            # together (the drill cannot split one process's CPU between them; the counts say the mix).
+            meta = load("busy-meta.json") or {}
+            busy = f.get("abuser_orders", {}).get("requests", 0) * o["duration_s"] / max(f.get("duration_s", 1), 1e-9)
+            per = o["duration_s"] / max(o["requests"] + busy, 1)
+            extra += (f" serve_cpu_ms_per_request={meta.get('serve_cpu_ms_per_s', 0) * per:.3f}"
+                      f" postgres_cpu_ms_per_request={meta.get('postgres_cpu_ms_per_s', 0) * per:.3f}")
+        # A tenant working within its limits may cost the others more than one refused at them (#46: 3x).
+        bound = 3 if phase == "busy" else 2
         line = (f"abuse: flood={phase} quiet_p99_ms={quiet['p99_ms']} flood_p99_ms={o['p99_ms']} ratio={ratio:.2f} "
-                f"refused={f.get('limit_reached', 0)} target={'met' if ratio <= 2 else 'missed'} {extra}")
+                f"refused={f.get('limit_reached', 0)} target={'met' if ratio <= bound else 'missed'} {extra}")
         flood_lag = load(f"{phase}-lag.json") or {}
         if phase == "webhooks" and flood_lag and quiet_lag:
             q, l = quiet_lag.get("p99_ms"), flood_lag.get("p99_ms")
@@ -676,6 +717,9 @@ def main():
     f.add_argument("--max-attempts", type=int, default=20_000, help="streams: connection attempts at most")
     f.add_argument("--endpoints", type=int, default=25, help="webhooks: endpoints to register at the tarpit")
     f.add_argument("--tarpit-port", type=int, default=0)
+    f.add_argument("--busy-threads", type=int, default=4, help="busy: order threads")
+    f.add_argument("--busy-rate", type=float, default=100, help="busy: requests a second each thread tries")
+    f.add_argument("--busy-tokens", type=int, default=20, help="busy: alert tokens registered first")
     r = sub.add_parser("receiver")
     r.add_argument("--listen", type=int, required=True)
     r.add_argument("--out", required=True)
