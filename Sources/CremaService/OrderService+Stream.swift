@@ -20,13 +20,13 @@ extension OrderService {
 
     /// Keeps a ticket that opens `store`'s stream once within `lifetime` seconds, counted against `holder`; returns its expiry.
     public func issueStreamTicket(
-        _ ticket: String, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
+        _ ticket: StreamTicket, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
     ) async throws(StoreError) -> Date {
         try await database.stream.issueStreamTicket(ticket, store: store, in: scope, holder: holder, lifetime: lifetime)
     }
 
     /// Uses up a ticket issued for `store`; nil when it is unknown, used, expired or for another store.
-    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> RedeemedStreamTicket? {
+    public func redeemStreamTicket(_ ticket: StreamTicket, store: String) async throws(StoreError) -> RedeemedStreamTicket? {
         try await database.stream.redeemStreamTicket(ticket, store: store)
     }
 }

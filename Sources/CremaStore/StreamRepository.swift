@@ -120,14 +120,15 @@ public struct StreamRepository: Repository {
     }
 
     /// Stores a ticket (by its SHA-256) that opens `store`'s stream once within `lifetime` seconds; the stream it opens
-    /// counts against `holder`, the key that asked for it (docs/limits.md). Returns the expiry it stored, for the answer
-    /// to report the same instant.
+    /// counts against `holder`, the key that asked for it (docs/limits.md). The ticket must name `scope`'s tenant, else
+    /// the store is unknown to it. Returns the expiry it stored, for the answer to report the same instant.
     @discardableResult
     public func issueStreamTicket(
-        _ ticket: String, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
+        _ ticket: StreamTicket, store: String, in scope: TenantScope, holder: String, lifetime: TimeInterval
     ) async throws(StoreError) -> Date {
         let now = clock.now
         let expiresAt = now.addingTimeInterval(lifetime)
+        guard ticket.tenant == scope.tenant else { throw .unknownStore(store) }
         try await database {
             try await pool.withConnection { connection in
                 guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
@@ -137,7 +138,7 @@ public struct StreamRepository: Repository {
                 _ = try await connection.query(
                     """
                     INSERT INTO stream_tickets (tenant_id, store_id, ticket_hash, expires_at, holder)
-                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket), 'UTF8')), \(expiresAt), \(holder))
+                    VALUES (\(scope.tenant), \(store), sha256(convert_to(\(ticket.description), 'UTF8')), \(expiresAt), \(holder))
                     """)
             }
         }
@@ -145,14 +146,15 @@ public struct StreamRepository: Repository {
     }
 
     /// Uses up a ticket: the tenant it was issued in when it was issued for `store`, unused and unexpired (it is
-    /// deleted either way). The ticket is the credential here, as a key is elsewhere, so it is looked up by itself.
-    public func redeemStreamTicket(_ ticket: String, store: String) async throws(StoreError) -> RedeemedStreamTicket? {
+    /// deleted either way). The ticket is the credential here, as a key is elsewhere; it names its tenant, so the
+    /// lookup is the tenant's alone.
+    public func redeemStreamTicket(_ ticket: StreamTicket, store: String) async throws(StoreError) -> RedeemedStreamTicket? {
         try await database {
             try await pool.withConnection { connection in
                 let rows = try await connection.query(
                     """
                     DELETE FROM stream_tickets
-                    WHERE store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket), 'UTF8'))
+                    WHERE tenant_id = \(ticket.tenant) AND store_id = \(store) AND ticket_hash = sha256(convert_to(\(ticket.description), 'UTF8'))
                     RETURNING tenant_id, holder, expires_at > \(clock.now) AS valid
                     """)
                 guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }

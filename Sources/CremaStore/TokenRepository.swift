@@ -90,7 +90,7 @@ public struct TokenRepository: Repository {
     /// Registering a token again refreshes it (and its registration time, which a later 410 is compared with).
     /// A new token past `limit` active tokens of its kind is refused (`limitReached`): every token is a row the planner
     /// writes for each change of the customer's orders, under the order's lock. Concurrent registrations of one
-    /// customer and kind take turns, so two cannot both take the last place.
+    /// customer and kind take turns (`TenantTurn`), so two cannot both take the last place.
     public func putCustomerToken(
         customerRef: String, tenant: String, kind: PushTargetKind, token: String, environment: APNsEnvironment, bundleID: String?,
         replaces: String?, limit: Int
@@ -110,9 +110,10 @@ public struct TokenRepository: Repository {
                         WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND kind = \(kind.rawValue) AND token = \(replaces) AND retired_at IS NULL
                         """)
                 }
-                // One round trip: the count is a statement of its own, so its snapshot comes after the lock is held.
+                // One round trip: the count is a statement of its own, so its snapshot comes after the turn is taken.
+                let turn = TenantTurn.customerTokens(tenant: tenant, customerRef: customerRef, kind: kind)
                 let held = try await connection.pipeline([
-                    "SELECT pg_advisory_xact_lock(hashtextextended(\(tenant + "/" + customerRef + "/" + kind.rawValue), 0))",
+                    turn.take,
                     """
                     SELECT count(*) FILTER (WHERE token <> \(token)) AS others, coalesce(bool_or(token = \(token)), false) AS present
                     FROM customer_tokens
@@ -123,14 +124,16 @@ public struct TokenRepository: Repository {
                 if try !held[1][0].decode("present", as: Bool.self), others >= limit {
                     throw StoreError.limitReached(.tokensPerCustomer, limit: limit)
                 }
-                let rows = try await connection.query(
+                let rows = try await connection.pipeline([
                     """
                     INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment, bundle_id)
                     VALUES (\(tenant), \(customerRef), \(kind.rawValue), \(token), \(environment.rawValue), \(app))
                     ON CONFLICT (tenant_id, customer_ref, kind, token) WHERE retired_at IS NULL DO UPDATE
                         SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = \(clock.now)
                     RETURNING token_id, (xmax = 0) AS created
-                    """)
+                    """,
+                    turn.end,
+                ])[0]
                 return RegisteredToken(
                     ref: PushTargetRef(kind: kind, id: try rows[0].decode("token_id")), environment: environment,
                     created: try rows[0].decode("created"), redactedToken: PushTokenValidation.redacted(token))

@@ -102,15 +102,8 @@ import Testing
         return (try await first.value, try await second.value)
     }
 
-    /// Until `count` statements of this database wait for a lock. PostgreSQL's lock table is another process's state
-    /// with no event to wait on, so it is polled.
-    static func untilWaiting(_ count: Int, in db: TestDatabase) async throws {
-        let waiting: PostgresQuery = """
-            SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-            WHERE NOT l.granted AND a.datname = current_database()
-            """
-        while try await db.scalar(waiting, as: Int.self) < count { try await Task.sleep(for: .milliseconds(20)) }
-    }
+    /// Until `count` statements of this database wait for a lock (`TestDatabase.untilWaiting`).
+    static func untilWaiting(_ count: Int, in db: TestDatabase) async throws { try await db.untilWaiting(count) }
 
     /// The API on a fresh database, its administrative and webhook POSTs run through a gate whose waits are reported
     /// to the test (`GateWaits`) instead of taking time.

@@ -190,6 +190,9 @@ import Testing
             let ticket = try #require(issued.json["ticket"] as? String)
             // A ticket is bound to its store, then opens that store's stream once.
             #expect(try await h.status(as: nil, ticket: ticket, store: "other-store") == 401)
+            // It names its tenant, and is looked up among that tenant's tickets only: another tenant's name finds nothing.
+            #expect(ticket.hasPrefix("default."))
+            #expect(try await h.status(as: nil, ticket: "harbor" + ticket.drop { $0 != "." }) == 401)
             let stream = try await h.open(as: nil, ticket: ticket)
             let id = try await h.api.placeOrder()
             _ = try await stream.waitFor { $0.order(id) != nil }

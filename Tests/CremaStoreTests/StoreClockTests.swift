@@ -15,13 +15,13 @@ import Testing
             let clock = TestClock(Date())
             _ = try await StoreRepository(pool: db.pool, clock: clock.crema).put(id: "market-st", name: "Market St", timezone: "UTC", tenant: "default")
             let stream = StreamRepository(pool: db.pool, clock: clock.crema)
-            let expiry = try await stream.issueStreamTicket("ticket-early", store: "market-st", in: .default, holder: "k", lifetime: 60)
+            let expiry = try await stream.issueStreamTicket(StreamTicket(tenant: "default", secret: "early"), store: "market-st", in: .default, holder: "k", lifetime: 60)
             #expect(expiry == clock.now.addingTimeInterval(60), "the expiry answered is the one stored, on the process's clock")
-            try await stream.issueStreamTicket("ticket-late", store: "market-st", in: .default, holder: "k", lifetime: 60)
+            try await stream.issueStreamTicket(StreamTicket(tenant: "default", secret: "late"), store: "market-st", in: .default, holder: "k", lifetime: 60)
             await clock.advance(59)
-            #expect(try await stream.redeemStreamTicket("ticket-early", store: "market-st")?.tenant == "default")
+            #expect(try await stream.redeemStreamTicket(StreamTicket(tenant: "default", secret: "early"), store: "market-st")?.tenant == "default")
             await clock.advance(2)
-            #expect(try await stream.redeemStreamTicket("ticket-late", store: "market-st") == nil, "61 s of the process's clock have passed")
+            #expect(try await stream.redeemStreamTicket(StreamTicket(tenant: "default", secret: "late"), store: "market-st") == nil, "61 s of the process's clock have passed")
         }
     }
 

@@ -38,11 +38,11 @@ struct StreamRoutes {
         guard StoreID.isValid(body.storeID) else {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
-        let ticket = [UInt8].random(count: 32).hexEncoded
+        let ticket = StreamTicket(tenant: caller.scope.tenant, secret: [UInt8].random(count: 32).hexEncoded)
         let expiresAt = try await service.issueStreamTicket(
             ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
-            .created, StreamTicketResponse(ticket: ticket, storeID: body.storeID, expiresAt: expiresAt),
+            .created, StreamTicketResponse(ticket: ticket.description, storeID: body.storeID, expiresAt: expiresAt),
             headers: [.cacheControl: "no-store"])
     }
 
@@ -53,9 +53,11 @@ struct StreamRoutes {
         }
         let scope: TenantScope
         let holder: String
-        if context.principal == nil, let ticket = query["ticket"].map(String.init) {
+        if context.principal == nil, let presented = query["ticket"].map(String.init) {
             // A ticket stands in for the dashboard key, for one store of one tenant, once.
-            guard let redeemed = try await service.redeemStreamTicket(ticket, store: storeID) else { throw APIError.streamTicketInvalid }
+            guard let ticket = StreamTicket(presented), let redeemed = try await service.redeemStreamTicket(ticket, store: storeID) else {
+                throw APIError.streamTicketInvalid
+            }
             scope = TenantScope(tenant: redeemed.tenant, stores: [storeID])
             holder = redeemed.holder ?? "tickets:\(redeemed.tenant)"
         } else {

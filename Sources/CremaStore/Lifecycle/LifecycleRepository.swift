@@ -73,8 +73,7 @@ public struct LifecycleRepository: Repository {
     public func removePersonalData(of tenant: String, endedBefore cutoff: Date, now: Date, limit: Int) async throws(StoreError) -> Int {
         try await database {
             try await pool.withTransaction { connection in
-                let answers = try await connection.pipeline([
-                    "SET LOCAL crema.erasure = 'on'",
+                let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
                     SELECT \(PersonalDataScrub.selectList) FROM orders
                     WHERE tenant_id = \(tenant) AND state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL
@@ -83,7 +82,7 @@ public struct LifecycleRepository: Repository {
                     """,
                     "DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND retired_at < \(cutoff)",
                 ])
-                let targets = try answers[1].map(PersonalDataScrub.target(from:))
+                let targets = try answers[PersonalDataScrub.erasureSettings.count].map(PersonalDataScrub.target(from:))
                 guard !targets.isEmpty else { return 0 }
                 _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, at: now)) SELECT 1")
                 return targets.count
@@ -97,8 +96,7 @@ public struct LifecycleRepository: Repository {
     public func erase(customerRef: String, tenant: String, now: Date) async throws(StoreError) -> ErasureCounts? {
         try await database {
             try await pool.withTransaction { connection in
-                let answers = try await connection.pipeline([
-                    "SET LOCAL crema.erasure = 'on'",
+                let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
                     SELECT \(PersonalDataScrub.selectList) FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) ORDER BY placed_at FOR UPDATE
@@ -108,8 +106,9 @@ public struct LifecycleRepository: Repository {
                          + (SELECT count(*) FROM board_start_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)) AS n
                     """,
                 ])
-                let targets = try answers[1].map(PersonalDataScrub.target(from:))
-                let tokens = try answers[2].first?.decode("n", as: Int.self) ?? 0
+                let read = answers.dropFirst(PersonalDataScrub.erasureSettings.count)
+                let targets = try read[read.startIndex].map(PersonalDataScrub.target(from:))
+                let tokens = try read[read.startIndex + 1].first?.decode("n", as: Int.self) ?? 0
                 guard !targets.isEmpty || tokens > 0 else { return nil }
                 // The ref as a placement's stored request body (canonical JSON, sorted keys, no spaces) holds it: only
                 // `"customer_ref":"<ref>"`, so a short ref does not also match other fields of other customers' bodies.

@@ -27,6 +27,17 @@ enum PersonalDataScrub {
         return Target(tenant_id: try row.decode("tenant_id"), store_id: order.storeID, order_id: order.id, projection: projection.text)
     }
 
+    /// What a transaction that scrubs sets before anything else: `crema.erasure`, the one exception `order_events`'
+    /// append-only trigger allows (migration 008), and before it Citus's `propagate_set_commands`. Under Citus the
+    /// trigger runs on the worker that holds the shard, and Citus passes a transaction's `SET LOCAL` on to the workers
+    /// only when that is on; without it the trigger there would never see the erasure (docs/scaling.md). On plain
+    /// PostgreSQL the first is a placeholder setting that nothing reads. Two statements, because Citus forwards
+    /// `SET LOCAL` commands, not `set_config` calls.
+    static let erasureSettings: [PostgresQuery] = [
+        "SET LOCAL citus.propagate_set_commands = 'local'",
+        "SET LOCAL crema.erasure = 'on'",
+    ]
+
     /// The select list that `target(from:)` reads, over `orders` (unaliased).
     static var selectList: PostgresQuery {
         """
@@ -39,7 +50,7 @@ enum PersonalDataScrub {
     /// CTEs `p` (the targets), `scrubbed_orders`, `scrubbed_events`, `scrubbed_deliveries`, `scrubbed_webhook_events` (the
     /// order and token objects in webhook bodies, still to be sent or not) and `removed_activity_tokens`,
     /// to follow `WITH` and be followed by more CTEs or the final SELECT (after a comma). The transaction must have
-    /// `SET LOCAL crema.erasure = 'on'`, the one exception `order_events`' trigger allows. Pending pushes of these orders
+    /// run `erasureSettings`, the one exception `order_events`' trigger allows. Pending pushes of these orders
     /// are withdrawn (`superseded`): their tokens are gone.
     static func ctes(_ targets: [Target], at now: Date) throws -> PostgresQuery {
         let keys = PostgresTextArray(eventKeys)

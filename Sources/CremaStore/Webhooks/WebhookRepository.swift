@@ -17,20 +17,23 @@ public struct WebhookRepository: Repository {
     public func insert(_ endpoint: StoredWebhookEndpoint, limit: Int) async throws(StoreError) {
         try await database {
             try await pool.withTransaction { connection in
-                // Registrations of one tenant take turns, so two cannot both take the last place; the count is a
-                // statement of its own (its snapshot after the lock), in the same round trip.
+                // Registrations of one tenant take turns (`TenantTurn`), so two cannot both take the last place; the
+                // count is a statement of its own (its snapshot after the turn is taken), in the same round trip.
+                let turn = TenantTurn.webhookEndpoints(tenant: endpoint.tenant)
                 let held = try await connection.pipeline([
-                    "SELECT pg_advisory_xact_lock(hashtextextended(\("webhooks/" + endpoint.tenant), 0))",
+                    turn.take,
                     "SELECT count(*) AS endpoints FROM webhook_endpoints WHERE tenant_id = \(endpoint.tenant) AND disabled_at IS NULL",
                 ])
                 guard try held[1][0].decode("endpoints", as: Int.self) < limit else { throw StoreError.limitReached(.webhooks, limit: limit) }
-                try await connection.query(
+                _ = try await connection.pipeline([
                     """
                     INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, stores, sealed_secret, created_at)
                     VALUES (\(endpoint.tenant), \(endpoint.id), \(endpoint.url), \(PostgresTextArray(endpoint.events.map(\.rawValue)))::text[],
                             \(endpoint.stores.map(PostgresTextArray.init))::text[], decode(\(Data(endpoint.sealedSecret).base64EncodedString()), 'base64'),
                             \(endpoint.createdAt))
-                    """)
+                    """,
+                    turn.end,
+                ])
             }
         }
     }
