@@ -104,6 +104,9 @@ public struct Dispatcher: Service, CustomStringConvertible {
             // Claims that failed, by lease id: their rows may be in flight under a commit whose answer was lost.
             var lostClaims = LostClaims(lease: configuration.lease)
             var turns = ClaimTurns()
+            // When this worker last asked the database for work (a claim or a survey): the poll fallback counts from
+            // it, so a ring that brought nothing (a send it had already recorded) does not put the poll off.
+            var lookedAt = clock.now
             while !Task.isCancelled {
                 let stopping = Task.isShuttingDownGracefully
                 if stopping, window.inFlight == 0 { break }
@@ -152,6 +155,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     if !stopping, let limit = window.claimLimit {
                         if turns.next() == .survey {
                             turns.surveyed(try await store.tenantsWithDueWork(apps: keyring.apps, now: claimedAt))
+                            lookedAt = claimedAt
                         }
                         if case .claim(let tenant) = turns.next() {
                             let leaseID = UUID()
@@ -166,6 +170,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                                 throw error
                             }
                             turns.claimed(tenant, count: batch.count, limit: limit)
+                            lookedAt = claimedAt
                             window.started(batch.count)
                             for delivery in batch {
                                 group.addTask {
@@ -186,7 +191,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     if done.isEmpty, !claimedAll {
                         // Woken by a ring, the news says whose turn it is; by the poll's timeout, a survey looks
                         // for work nobody announced (a retry come due, another process's rescue).
-                        if await doorbell.wait(timeout: configuration.pollInterval, from: claimedAt) == .timedOut { turns.mayHaveMissedWork() }
+                        if await doorbell.wait(timeout: configuration.pollInterval, from: lookedAt) == .timedOut { turns.mayHaveMissedWork() }
                     }
                 } catch {
                     // A statement interrupted by shutdown is not an outage.
