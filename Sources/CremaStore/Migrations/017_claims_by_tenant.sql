@@ -34,9 +34,11 @@ DROP INDEX delivery_outbox_pending, delivery_outbox_inflight, delivery_outbox_pe
 ALTER TABLE delivery_outbox DROP CONSTRAINT delivery_outbox_pkey, ADD PRIMARY KEY (tenant_id, store_id, order_id, delivery_id);
 DROP INDEX delivery_outbox_by_order;
 
--- Room on each page for the claim's new row version, so it can stay on the page (a HOT update needs that). New pages
--- only: the rows already written are finished history or soon will be.
-ALTER TABLE delivery_outbox SET (fillfactor = 70);
+-- Room on each page for the claim's new row versions, so they can stay on the page (a HOT update needs that). A claim
+-- of 64 rows rewrites every row it takes on a page within one statement, before any old version can be pruned: at
+-- fillfactor 70 half the claims found no room (HOT 50 %), at 50 all of them did (bench/dispatch.sh -s, 2026-11-28).
+-- New pages only: the rows already written are finished history or soon will be.
+ALTER TABLE delivery_outbox SET (fillfactor = 50);
 
 -- The broadcast outbox is claimed tenant by tenant too (BroadcastDispatcher): its due boards by tenant.
 CREATE INDEX broadcast_outbox_tenant_due ON broadcast_outbox (tenant_id, due_at);
