@@ -94,7 +94,7 @@ FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o
 SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
-           d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+           d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
@@ -180,7 +180,7 @@ FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o
 SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
-           d.priority, d.state, extract(epoch FROM d.created_at)::float8 AS planned_at,
+           d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
