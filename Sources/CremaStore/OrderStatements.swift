@@ -99,6 +99,13 @@ enum OrderStatements {
         }
     }
 
+    /// The order's store's name and time zone, beside a row of `orders`: what the planner needs of the store, read
+    /// the same way by the command's read and the preview's.
+    static let storeColumns: StaticString = """
+        (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
+        (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+        """
+
     /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions.
     struct OrderRead: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
@@ -110,9 +117,7 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH o AS (
-                SELECT tenant_id, \(unescaped: OrderRow.columns),
-                       (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
+                SELECT tenant_id, \(unescaped: OrderRow.columns), \(unescaped: OrderStatements.storeColumns),
                        (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id) FOR UPDATE
             ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
@@ -134,9 +139,7 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH o AS (
-                SELECT tenant_id, \(unescaped: OrderRow.columns),
-                       (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-                       (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+                SELECT tenant_id, \(unescaped: OrderRow.columns), \(unescaped: OrderStatements.storeColumns)
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id)
             ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
             SELECT o.*, \(DeliveryPlanning.selectColumns(now: now, beforeLastChange: true) as SQL)

@@ -28,7 +28,7 @@ import Testing
             } duplicate: {
                 let duplicate = Task { try await api.send(.post, "/v1/orders", as: .pos, idempotencyKey: "dup-order", body: body) }
                 // The duplicate waits on the key's row, which the first claimed in its transaction.
-                try await Self.untilWaiting(2, in: db)
+                try await db.untilWaiting(2)
                 return duplicate
             }
             Self.expectReplay(of: first, by: second, status: .created)
@@ -96,14 +96,12 @@ import Testing
         let (first, second) = try await db.pool.withTransaction { holder in
             _ = try await holder.query(lock)
             let first = Task { try await request() }
-            try await untilWaiting(1, in: db)
+            try await db.untilWaiting(1)
             return (first, try await duplicate())
         }
         return (try await first.value, try await second.value)
     }
 
-    /// Until `count` statements of this database wait for a lock (`TestDatabase.untilWaiting`).
-    static func untilWaiting(_ count: Int, in db: TestDatabase) async throws { try await db.untilWaiting(count) }
 
     /// The API on a fresh database, its administrative and webhook POSTs run through a gate whose waits are reported
     /// to the test (`GateWaits`) instead of taking time.

@@ -140,16 +140,16 @@ public struct Dispatcher: Service, CustomStringConvertible {
                     if !lostClaims.isEmpty {
                         let released = try await store.release(leases: lostClaims.ids(at: clock.now))
                         lostClaims.removeAll()
-                        if released > 0 { turns.mayHaveMissedWork() }
                         if released > 0 {
+                            turns.mayHaveMissedWork()
                             logger.info(
                                 "took back pushes whose claim's answer was lost; they go now, not when their lease runs out",
                                 metadata: ["worker": "\(worker)", "count": "\(released)"])
                         }
                     }
                     var claimedAll = false
-                    // The poll fallback counts from the claim's time: a row the claim found not yet due is looked
-                    // for again a poll interval after that, however long the claim took.
+                    // The time the survey and the claim read what is due by (and `lookedAt` becomes): a row they found
+                    // not yet due is looked for again a poll interval after it, however long they took.
                     let claimedAt = clock.now
                     news.deliver(to: &turns)
                     if !stopping, let limit = window.claimLimit {
