@@ -53,14 +53,14 @@ WITH s AS (
 ), o AS (
     SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, ('c-' || :oid)::text AS customer_ref FROM s
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
-       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id,
+       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')) AS bundle_id,
        p.frequent_updates
 FROM push_targets p, o
-WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+WHERE p.tenant_id = 'default' AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
 UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
-       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)), true
-FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
+       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
+FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
 SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
@@ -68,7 +68,7 @@ SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t)
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
-        WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        WHERE d.tenant_id = 'default' AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
         OFFSET 0
     ) d
 ) h) AS history
@@ -84,7 +84,7 @@ WITH inserted AS (
     RETURNING tenant_id, store_id, order_id
 ), event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    SELECT tenant_id, store_id, order_id, 1, 'placed', :placed_data::jsonb,
+    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
            'pos', :key, now()
     FROM inserted
 ), answer AS (
@@ -139,19 +139,19 @@ BEGIN ISOLATION LEVEL READ COMMITTED;
 WITH o AS (
     SELECT tenant_id, store_id, order_id, number, pos_ref, customer_ref, display_name, locale, items, state, version, eta,
 barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
-           (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-           (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone,
-           (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
+           (SELECT name FROM stores s WHERE s.tenant_id = 'default' AND s.store_id = orders.store_id) AS store_name,
+           (SELECT timezone FROM stores s WHERE s.tenant_id = 'default' AND s.store_id = orders.store_id) AS store_timezone,
+           (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = 'default') AS events_per_order
     FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
-       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id,
+       coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')) AS bundle_id,
        p.frequent_updates
 FROM push_targets p, o
-WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+WHERE p.tenant_id = 'default' AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
 UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
-       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)), true
-FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
+       coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
+FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
 SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
@@ -159,7 +159,7 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
            extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
     FROM t CROSS JOIN LATERAL (
         SELECT * FROM delivery_outbox d
-        WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
+        WHERE d.tenant_id = 'default' AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > now() - interval '24 hours'
         OFFSET 0
     ) d
 ) h) AS history
