@@ -14,7 +14,7 @@ extension CustomerRepository {
                     LEFT JOIN LATERAL (
                         SELECT latitude, longitude FROM stores WHERE stores.tenant_id = orders.tenant_id AND stores.store_id = orders.store_id
                     ) s ON true
-                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND state IN \(unescaped: OpenOrderSQL.states)
+                    WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) AND is_open
                     ORDER BY placed_at DESC, order_id DESC
                     LIMIT \(Self.listLimit)
                     """

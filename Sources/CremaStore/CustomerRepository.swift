@@ -46,9 +46,9 @@ public struct CustomerRepository: Repository {
                     """
                     SELECT \(unescaped: OrderRow.columns), projection::text AS projection FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef)
-                      AND (state IN \(unescaped: OpenOrderSQL.states) OR updated_at >= \(clock.now.addingTimeInterval(-Self.recentWindow)))
+                      AND (is_open OR updated_at >= \(clock.now.addingTimeInterval(-Self.recentWindow)))
                     -- Open orders first, so the cap can only ever drop finished ones.
-                    ORDER BY state IN \(unescaped: OpenOrderSQL.states) DESC, placed_at DESC, order_id DESC
+                    ORDER BY is_open DESC, placed_at DESC, order_id DESC
                     LIMIT \(Self.listLimit)
                     """
                 ).map(Self.customerOrder(from:))

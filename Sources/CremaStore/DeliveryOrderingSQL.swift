@@ -20,7 +20,7 @@ enum DeliveryOrderingSQL {
             WHEN d.la_event = 'start' AND EXISTS (
                 SELECT 1 FROM orders o
                 WHERE o.tenant_id = d.tenant_id AND o.store_id = d.store_id AND o.order_id = d.order_id
-                  AND o.state IN ('picked_up', 'canceled'))
+                  AND NOT o.is_open)
                 THEN 'start_order_finished'
             WHEN d.la_event = 'start' AND EXISTS (
                 SELECT 1 FROM push_targets p

@@ -133,7 +133,7 @@ public struct OrderRepository: Repository {
                 let rows = try await connection.query(
                     """
                     SELECT \(unescaped: OrderRow.columns) FROM orders
-                    WHERE tenant_id = \(scope.tenant) AND store_id = \(id) AND state IN \(unescaped: OpenOrderSQL.states)
+                    WHERE tenant_id = \(scope.tenant) AND store_id = \(id) AND is_open
                     ORDER BY placed_at, order_id LIMIT \(Self.boardLimit)
                     """)
                 var columns = Dictionary(uniqueKeysWithValues: OrderState.open.map { ($0, [Order]()) })

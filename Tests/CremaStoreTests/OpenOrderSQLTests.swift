@@ -5,8 +5,8 @@ import CremaTestSupport
 import Foundation
 import Testing
 
-/// "Open" has one home in SQL (`OpenOrderSQL.states`) and it agrees with `OrderState`, and so do the partial indexes
-/// the migrations built on it: a state added to the Swift enum, or an index declared with another list, fails here.
+/// "Open" has one home in SQL, the stored column `orders.is_open` (migration 022), and it agrees with `OrderState`;
+/// no index of `orders` names `state`, so an event that keeps its order open can rewrite the row in place (HOT).
 @Suite struct OpenOrderSQLTests {
     static let open = Set(OrderState.allCases.filter { !$0.isTerminal }.map(\.rawValue))
 
@@ -15,26 +15,57 @@ import Testing
         Set(text.split(separator: "'", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
     }
 
-    @Test("the SQL list of open states is the states that are not terminal") func theSQLListOfOpenStatesIsTheStatesThatAreNotTerminal() {
-        #expect(Self.quoted("\(OpenOrderSQL.states)") == Self.open)
-        #expect(Set(OrderState.open.map(\.rawValue)) == Self.open)
-    }
-
-    @Test("every partial index of open orders names the open states") func everyPartialIndexOfOpenOrdersNamesTheOpenStates() async throws {
+    @Test("the column of open orders is computed from the states that are not terminal") func theColumnOfOpenOrdersIsComputedFromTheStatesThatAreNotTerminal() async throws {
         try await TestDatabase.with { db in
-            let predicates = try await db.pool.withConnection { connection in
+            let expression = try await db.pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT c.relname, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                    WHERE i.indrelid = 'orders'::regclass AND i.indpred IS NOT NULL
+                    SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                    JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                    WHERE d.adrelid = 'orders'::regclass AND a.attname = 'is_open' AND a.attgenerated = 's'
                     """
+                ).map { try $0.decode(at: 0, as: String.self) }
+            }
+            #expect(expression.count == 1)
+            #expect(Self.quoted(expression.first ?? "") == Self.open)
+            #expect(Set(OrderState.open.map(\.rawValue)) == Self.open)
+        }
+    }
+
+    @Test("the column says open for each state exactly when Swift says it is not terminal") func theColumnSaysOpenForEachStateExactlyWhenSwiftSaysItIsNotTerminal() async throws {
+        try await TestDatabase.with { db in
+            // The column's own expression, as PostgreSQL stores it, evaluated over a row holding each state.
+            let expression = try await db.pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                    JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                    WHERE d.adrelid = 'orders'::regclass AND a.attname = 'is_open'
+                    """
+                ).first.map { try $0.decode(at: 0, as: String.self) }
+            }
+            let generated = try #require(expression)
+            for state in OrderState.allCases {
+                let open = try await db.pool.withConnection { connection in
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "SELECT \(generated) FROM (SELECT $1::text AS state) AS orders", binds: [state.rawValue])
+                    ).first.map { try $0.decode(at: 0, as: Bool.self) }
+                }
+                #expect(open == !state.isTerminal, "\(state)")
+            }
+        }
+    }
+
+    @Test("no index of orders names the state, in its key or its predicate") func noIndexOfOrdersNamesTheStateInItsKeyOrItsPredicate() async throws {
+        try await TestDatabase.with { db in
+            let indexes = try await db.pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'orders'"
                 ).map { (try $0.decode(at: 0, as: String.self), try $0.decode(at: 1, as: String.self)) }
             }
-            // The indexes of open orders, by name: others select one state ('ready' orders to expire) or the terminal ones.
-            let open = predicates.filter { $0.0.contains("_open_") }
-            #expect(open.map(\.0).contains("orders_open_by_store"))
-            for (index, predicate) in open {
-                #expect(Self.quoted(predicate) == Self.open, "\(index): \(predicate)")
+            #expect(indexes.contains { $0.0 == "orders_open" })
+            for (name, definition) in indexes {
+                #expect(!definition.contains("state") && !definition.contains("updated_at"), "\(name): \(definition)")
             }
         }
     }

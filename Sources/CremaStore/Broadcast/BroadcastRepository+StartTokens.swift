@@ -59,7 +59,7 @@ extension BroadcastRepository {
                       AND EXISTS (
                           SELECT 1 FROM orders o
                           WHERE o.tenant_id = b.tenant_id AND o.store_id = b.store_id AND o.customer_ref = b.customer_ref
-                            AND o.state IN \(unescaped: OpenOrderSQL.states) AND o.placed_at > coalesce(b.started_at, '-infinity'))
+                            AND o.is_open AND o.placed_at > coalesce(b.started_at, '-infinity'))
                     ORDER BY b.registered_at LIMIT \(BoardStart.batchLimit)
                     """
                 ).map { BoardStart(customerRef: try $0.decode("customer_ref"), token: try $0.decode("token"), environment: try $0.decode("environment")) }

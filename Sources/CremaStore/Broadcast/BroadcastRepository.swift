@@ -145,7 +145,7 @@ public struct BroadcastRepository: Repository {
                     "SELECT name FROM stores WHERE tenant_id = \(tenant) AND store_id = \(store)",
                     """
                     SELECT number, state, eta, locale, placed_at FROM orders
-                    WHERE tenant_id = \(tenant) AND store_id = \(store) AND state IN \(unescaped: OpenOrderSQL.states)
+                    WHERE tenant_id = \(tenant) AND store_id = \(store) AND is_open
                     ORDER BY placed_at, order_id LIMIT \(OrderRepository.boardLimit)
                     """,
                     """

@@ -18,7 +18,7 @@ public struct LifecycleRepository: Repository {
     }
 
     /// Up to `limit` orders of every tenant that `OrderExpiry.due` says are overdue at `now`, oldest first. The SQL only
-    /// narrows the scan (by the two partial indexes); the core's rule decides.
+    /// narrows the scan (to the open orders, `orders_open`); the core's rule decides.
     /// Orders in `excluding` are left out (the sweep's quarantine of orders whose close failed).
     public func overdue(now: Date, limit: Int, excluding: [UUID] = []) async throws(StoreError) -> [OverdueOrder] {
         try await database {
@@ -29,7 +29,7 @@ public struct LifecycleRepository: Repository {
                     FROM orders o CROSS JOIN LATERAL (
                         SELECT ready_expiry_minutes, queued_expiry_minutes FROM stores WHERE tenant_id = o.tenant_id AND store_id = o.store_id
                     ) s
-                    WHERE ((o.state = 'ready' AND o.updated_at <= \(now)::timestamptz - make_interval(mins => s.ready_expiry_minutes))
+                    WHERE o.is_open AND ((o.state = 'ready' AND o.updated_at <= \(now)::timestamptz - make_interval(mins => s.ready_expiry_minutes))
                         OR (o.state = 'queued' AND o.placed_at <= \(now)::timestamptz - make_interval(mins => s.queued_expiry_minutes)))
                       AND NOT (o.order_id = ANY(\(PostgresTextArray(excluding.map { $0.uuidString.lowercased() }))::uuid[]))
                     ORDER BY o.placed_at, o.order_id
@@ -57,8 +57,8 @@ public struct LifecycleRepository: Repository {
                     SELECT t.tenant_id FROM tenants t
                     WHERE EXISTS (
                         SELECT 1 FROM orders o
-                        WHERE o.tenant_id = t.tenant_id AND o.state IN ('picked_up', 'canceled') AND o.personal_data_removed_at IS NULL
-                          AND o.updated_at < \(cutoff))
+                        WHERE o.tenant_id = t.tenant_id AND NOT o.is_open AND o.personal_data_removed_at IS NULL
+                          AND o.placed_at < \(cutoff) AND o.updated_at < \(cutoff))
                        OR EXISTS (SELECT 1 FROM customer_tokens c WHERE c.tenant_id = t.tenant_id AND c.retired_at < \(cutoff))
                     ORDER BY t.tenant_id
                     """
@@ -76,9 +76,9 @@ public struct LifecycleRepository: Repository {
                 let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
                     SELECT \(PersonalDataScrub.selectList) FROM orders
-                    WHERE tenant_id = \(tenant) AND state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL
-                      AND updated_at < \(cutoff)
-                    ORDER BY updated_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                    WHERE tenant_id = \(tenant) AND NOT is_open AND personal_data_removed_at IS NULL
+                      AND placed_at < \(cutoff) AND updated_at < \(cutoff)
+                    ORDER BY placed_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     """,
                     "DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND retired_at < \(cutoff)",
                 ])
