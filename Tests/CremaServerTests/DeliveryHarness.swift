@@ -212,13 +212,14 @@ struct DeliveryHarness: Sendable {
     }
 
     /// Waits until the order (of any tenant) has nothing pending or in flight, deferred widget pushes aside, up to a
-    /// generous deadline of real time for the dispatchers' work; whether it drained is for the test to assert. Time is
+    /// generous deadline of real time for the dispatchers' work (a guard against a hang, never reached by a passing run:
+    /// 30 s was, once, on a machine at load 17); whether it drained is for the test to assert. Time is
     /// not waited for: when all the order has left is due later (a retry's backoff, a push held for a key), the clock
     /// moves to the earliest of it, which wakes the dispatchers' poll fallback; when it is due already and still not
     /// claimed (a dispatcher went to sleep just after the clock moved), the clock moves by one poll interval, as
     /// waiting would.
     @discardableResult
-    func drained(_ id: String, deadline: Duration = .seconds(30)) async throws -> Bool {
+    func drained(_ id: String, deadline: Duration = .seconds(120)) async throws -> Bool {
         let order = try #require(UUID(uuidString: id))
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
