@@ -121,7 +121,10 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaCredentials", "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
+                // No CremaAPI: the service speaks in its own commands and records; CremaServer translates the wire
+                // (scripts/check-imports holds it).
+                "CremaCredentials", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCivilTime", "CremaCore", "CremaStore",
+                "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The stream hub: a service of the process that logs.
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,3 @@
-public import CremaAPI
 public import CremaCore
 public import CremaStore
 import Foundation
@@ -11,7 +10,7 @@ public struct StoreService: Sendable {
     public init(stores: StoreRepository) { self.stores = stores }
 
     /// Checks the request and writes the store in `tenant`; `created` tells a new store from a renamed one.
-    public func put(id: String, _ request: StorePutRequest, tenant: String) async throws -> (store: Store, created: Bool) {
+    public func put(id: String, _ request: StoreDefinition, tenant: String) async throws -> (store: Store, created: Bool) {
         guard StoreID.isValid(id) else {
             throw ServiceError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }

@@ -25,14 +25,14 @@ struct BroadcastRoutes {
     func enable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (store, caller) = try Self.store(context, roles: [.pos])
         let body = try WireCoding.decode(BroadcastPutRequest.self, from: try await request.bodyData(context: context))
-        let channel = try await broadcasts.enable(store: store, body, in: caller.scope)
-        context.logger.info("store broadcast enabled", metadata: ["store": "\(store)", "storage": "\(channel.storage)"])
-        return try JSONResponse.make(.ok, channel)
+        let broadcast = try await broadcasts.enable(store: store, body.settings, in: caller.scope)
+        context.logger.info("store broadcast enabled", metadata: ["store": "\(store)", "storage": "\(broadcast.channel.storage)"])
+        return try JSONResponse.make(.ok, BroadcastResponse(broadcast))
     }
 
     func read(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let (store, caller) = try Self.store(context, roles: [.pos, .barista, .dashboard])
-        return try JSONResponse.make(.ok, try await broadcasts.read(store: store, in: caller.scope))
+        return try JSONResponse.make(.ok, BroadcastResponse(try await broadcasts.read(store: store, in: caller.scope)))
     }
 
     func disable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -54,7 +54,8 @@ struct BroadcastRoutes {
         return try await IdempotentPOST.run(
             request, logger: context.logger, gate: broadcasts.idempotency, principal: principal, tenant: caller.scope.tenant, body: body
         ) {
-            let answer = try WireCoding.canonical(try await broadcasts.announce(store: store, body, in: caller.scope))
+            let kept = try await broadcasts.announce(store: store, AnnouncementDraft(message: body.message, until: body.until), in: caller.scope)
+            let answer = try WireCoding.canonical(AnnouncementResponse(store: store, kept))
             return (.created, answer, answer)
         }
     }
@@ -62,14 +63,15 @@ struct BroadcastRoutes {
     func customerBoard(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let store = try StoreRoutes.storeID(context)
-        return try JSONResponse.make(.ok, try await broadcasts.customerBoard(store: store, tenant: customer.tenant))
+        return try JSONResponse.make(.ok, CustomerBroadcastResponse(try await broadcasts.customerBoard(store: store, tenant: customer.tenant)))
     }
 
     func putStartToken(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let store = try StoreRoutes.storeID(context)
         let body = try WireCoding.decode(BoardStartTokenRequest.self, from: try await request.bodyData(context: context))
-        try await broadcasts.registerStartToken(store: store, body, customerRef: customer.ref, tenant: customer.tenant)
+        try await broadcasts.registerStartToken(
+            store: store, token: body.token, environment: body.environment, customerRef: customer.ref, tenant: customer.tenant)
         return Response(status: .noContent)
     }
 
@@ -88,5 +90,36 @@ struct BroadcastRoutes {
         let store = try StoreRoutes.storeID(context)
         guard caller.scope.includes(store: store) else { throw .storeNotPermitted(store) }
         return (store, caller)
+    }
+}
+
+// The broadcast bodies as the service's commands, and what it answers with in the API's words.
+
+extension BroadcastPutRequest {
+    var settings: BroadcastSettings { BroadcastSettings(storage: storage, bundleID: bundleID, environment: environment) }
+}
+
+extension BroadcastResponse {
+    init(_ broadcast: StoreBroadcast) {
+        let channel = broadcast.channel
+        self.init(
+            storeID: channel.storeID, channelID: channel.channelID, bundleID: channel.bundleID, environment: channel.environment,
+            storage: channel.storage, state: channel.recreations > 0 ? "recreated" : "active", createdAt: WireCoding.rfc3339(channel.createdAt),
+            recreations: channel.recreations, lastBroadcastAt: channel.lastBroadcastAt.map(WireCoding.rfc3339), lastStatus: channel.lastStatus,
+            lastReason: channel.lastReason, broadcasts: channel.broadcasts, contentState: broadcast.board.contentState)
+    }
+}
+
+extension CustomerBroadcastResponse {
+    init(_ broadcast: StoreBroadcast) {
+        self.init(
+            channelID: broadcast.channel.channelID, environment: broadcast.channel.environment, attributes: broadcast.board.attributes,
+            contentState: broadcast.board.contentState)
+    }
+}
+
+extension AnnouncementResponse {
+    init(store: String, _ kept: StoreAnnouncement) {
+        self.init(storeID: store, message: kept.message, until: WireCoding.rfc3339(kept.until), createdAt: WireCoding.rfc3339(kept.createdAt))
     }
 }

@@ -19,7 +19,7 @@ struct StoreRoutes {
         // A key limited to some stores may not create or rename others (it may not see them either: 403 for all).
         guard caller.scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
-        let (saved, created) = try await service.stores.put(id: id, body, tenant: caller.scope.tenant)
+        let (saved, created) = try await service.stores.put(id: id, body.definition, tenant: caller.scope.tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
@@ -35,5 +35,13 @@ struct StoreRoutes {
             throw .invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         return id
+    }
+}
+
+extension StorePutRequest {
+    /// The body as the service's command (`StoreService.put`).
+    var definition: StoreDefinition {
+        StoreDefinition(
+            name: name, timezone: timezone, readyExpiryMinutes: readyExpiryMinutes, queuedExpiryMinutes: queuedExpiryMinutes, location: location)
     }
 }
