@@ -69,6 +69,15 @@ public struct OrderService: Sendable {
         }
     }
 
+    /// The roles that send events to orders: the store's POS and its baristas. Which events each may send is the core's
+    /// rule (`OrderEventType.permittedRoles`), checked once the event is read.
+    public static let eventSenders: Set<Role> = [.pos, .barista]
+
+    /// The data `principal` sends events in; `forbidden` unless its role is one of `eventSenders`.
+    public static func eventSenderScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: eventSenders)
+    }
+
     /// Applies an event to an existing order; answers 200 with the order as it is after the event.
     public func apply(
         _ event: OrderEvent, to orderID: UUID, in scope: TenantScope, expectedVersion: Int?, role: Role, request: IdempotentRequest

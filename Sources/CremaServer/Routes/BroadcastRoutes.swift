@@ -23,21 +23,24 @@ struct BroadcastRoutes {
     }
 
     func enable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let (store, caller) = try Self.store(context, roles: [.pos])
+        let scope = try BroadcastService.managerScope(of: try context.presentedKey())
+        let store = try Self.store(context, in: scope)
         let body = try WireCoding.decode(BroadcastPutRequest.self, from: try await request.bodyData(context: context))
-        let broadcast = try await broadcasts.enable(store: store, body.settings, in: caller.scope)
+        let broadcast = try await broadcasts.enable(store: store, body.settings, in: scope)
         context.logger.info("store broadcast enabled", metadata: ["store": "\(store)", "storage": "\(broadcast.channel.storage)"])
         return try JSONResponse.make(.ok, BroadcastResponse(broadcast))
     }
 
     func read(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let (store, caller) = try Self.store(context, roles: [.pos, .barista, .dashboard])
-        return try JSONResponse.make(.ok, BroadcastResponse(try await broadcasts.read(store: store, in: caller.scope)))
+        let scope = try BroadcastService.readerScope(of: try context.presentedKey())
+        let store = try Self.store(context, in: scope)
+        return try JSONResponse.make(.ok, BroadcastResponse(try await broadcasts.read(store: store, in: scope)))
     }
 
     func disable(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let (store, caller) = try Self.store(context, roles: [.pos])
-        let deletedAtAPNs = try await broadcasts.disable(store: store, in: caller.scope)
+        let scope = try BroadcastService.managerScope(of: try context.presentedKey())
+        let store = try Self.store(context, in: scope)
+        let deletedAtAPNs = try await broadcasts.disable(store: store, in: scope)
         if deletedAtAPNs {
             context.logger.info("store broadcast disabled", metadata: ["store": "\(store)"])
         } else {
@@ -48,13 +51,14 @@ struct BroadcastRoutes {
     }
 
     func announce(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let (store, caller) = try Self.store(context, roles: [.pos, .barista])
         let principal = try context.presentedKey()
+        let scope = try BroadcastService.announcerScope(of: principal)
+        let store = try Self.store(context, in: scope)
         let body = try WireCoding.decode(AnnouncementRequest.self, from: try await request.bodyData(context: context))
         return try await IdempotentPOST.run(
-            request, logger: context.logger, gate: broadcasts.idempotency, principal: principal, tenant: caller.scope.tenant, body: body
+            request, logger: context.logger, gate: broadcasts.idempotency, principal: principal, tenant: scope.tenant, body: body
         ) {
-            let kept = try await broadcasts.announce(store: store, AnnouncementDraft(message: body.message, until: body.until), in: caller.scope)
+            let kept = try await broadcasts.announce(store: store, AnnouncementDraft(message: body.message, until: body.until), in: scope)
             let answer = try WireCoding.canonical(AnnouncementResponse(store: store, kept))
             return (.created, answer, answer)
         }
@@ -84,12 +88,12 @@ struct BroadcastRoutes {
         return Response(status: .noContent)
     }
 
-    /// The path's store, which the caller's key must reach (a key limited to other stores gets 403, as for orders).
-    static func store(_ context: CremaRequestContext, roles: Set<Role>) throws(APIError) -> (String, TenantCaller) {
-        let caller = try context.authorize(roles)
+    /// The path's store, which the caller's scope (by the service's rule for what it does) must reach: a key limited to
+    /// other stores gets 403, as for orders.
+    static func store(_ context: CremaRequestContext, in scope: TenantScope) throws(APIError) -> String {
         let store = try StoreRoutes.storeID(context)
-        guard caller.scope.includes(store: store) else { throw .storeNotPermitted(store) }
-        return (store, caller)
+        guard scope.includes(store: store) else { throw .storeNotPermitted(store) }
+        return store
     }
 }
 

@@ -29,6 +29,28 @@ public struct BroadcastService: Sendable {
         self.makeID = makeID
     }
 
+    /// The roles that put a store's board on a channel and take it off: the store's POS.
+    public static let managers: Set<Role> = [.pos]
+    /// The roles that announce on a store's board: its POS and its staff.
+    public static let announcers: Set<Role> = [.pos, .barista]
+    /// The roles that read a store's channel: the store's own keys.
+    public static let readers: Set<Role> = [.pos, .barista, .dashboard]
+
+    /// The data `principal` enables and disables channels for; `forbidden` unless its role is one of `managers`.
+    public static func managerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: managers)
+    }
+
+    /// The data `principal` announces for; `forbidden` unless its role is one of `announcers`.
+    public static func announcerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: announcers)
+    }
+
+    /// The data `principal` reads channels of; `forbidden` unless its role is one of `readers`.
+    public static func readerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: readers)
+    }
+
     /// Puts the store's board on a channel: creates it at APNs once; the same request again answers the same channel.
     public func enable(store: String, _ request: BroadcastSettings, in scope: TenantScope) async throws -> StoreBroadcast {
         guard ["none", "latest"].contains(request.storage) else {
