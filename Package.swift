@@ -189,7 +189,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits): no I/O.
+        // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits). Its only I/O
+        // is at start, on files the environment names (an es256 public key read, the webhook CA checked readable); nothing it
+        // depends on does I/O (scripts/check-imports keeps the store, the driver, the services and NIO out of its reach).
         .target(
             name: "CremaSettings",
             dependencies: ["CremaAPNsProtocol", "CremaCore", "CremaCredentials"],
