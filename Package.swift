@@ -121,7 +121,10 @@ let package = Package(
         .target(
             name: "CremaService",
             dependencies: [
-                "CremaCredentials", "CremaAPI", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaStore", "CremaPostgres", "CremaClock",
+                // No CremaAPI: the service speaks in its own commands and records; CremaServer translates the wire
+                // (scripts/check-imports holds it).
+                "CremaCredentials", "CremaActivityModels", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCivilTime", "CremaCore", "CremaStore",
+                "CremaPostgres", "CremaClock",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The stream hub: a service of the process that logs.
                 .product(name: "Logging", package: "swift-log"),
@@ -186,7 +189,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits): no I/O.
+        // MARK: - What the environment says, parsed and checked (CREMA_* variables, API keys, connection limits). Its only I/O
+        // is at start, on files the environment names (an es256 public key read, the webhook CA checked readable); nothing it
+        // depends on does I/O (scripts/check-imports keeps the store, the driver, the services and NIO out of its reach).
         .target(
             name: "CremaSettings",
             dependencies: ["CremaAPNsProtocol", "CremaCore", "CremaCredentials"],

@@ -1,5 +1,3 @@
-import CremaAPNsProtocol
-import CremaCore
 public import Foundation
 
 /// The body of every webhook request (docs/webhooks.md): `{"id","type","created_at","data"}`. `id` is also the
@@ -25,42 +23,6 @@ public struct OrderChangedData: Codable, Sendable {
     public var order: OrderResponse
 
     public init(order: OrderResponse) { self.order = order }
-}
-
-extension WebhookEnvelope where Payload == OrderChangedData {
-    /// The `order.changed` body around `order`, an `OrderResponse` already encoded by `WireCoding.encoder` (the
-    /// command's answer): the bytes that encoder writes for the whole envelope, without encoding the order twice,
-    /// which was 7 % of crema's CPU per event under ingest. Sorted keys: created_at, data, id, type.
-    public static func orderChangedBody(id: UUID, createdAt: Date, order: String) -> String {
-        let id = id.uuidString.lowercased()
-        let type = WebhookEventType.orderChanged.rawValue
-        return #"{"created_at":"\#(WireCoding.rfc3339(createdAt))","data":{"order":\#(order)},"id":"\#(id)","type":"\#(type)"}"#
-    }
-}
-
-extension WebhookEnvelope where Payload == ActivityEndedData {
-    /// The `activity.ended` body, written directly: the bytes `WireCoding.encoder` writes for the envelope (sorted keys
-    /// at both levels), without its generic boxing, for every order that ends.
-    public static func activityEndedBody(id: UUID, createdAt: Date, activity: ActivityEndedData.Activity) -> String {
-        var writer = JSONWriter(escapingSlashes: false, capacity: 320)
-        writer.beginObject()
-        writer.member("created_at", WireCoding.rfc3339(createdAt))
-        writer.key("data")
-        writer.beginObject()
-        writer.key("activity")
-        writer.beginObject()
-        writer.member("ended_at", WireCoding.rfc3339(activity.endedAt))
-        writer.member("ended_by", activity.endedBy)
-        writer.member("order_id", activity.orderID)
-        writer.member("state", activity.state)
-        writer.member("store_id", activity.storeID)
-        writer.endObject()
-        writer.endObject()
-        writer.member("id", lowercased: id)
-        writer.member("type", WebhookEventType.activityEnded.rawValue)
-        writer.endObject()
-        return writer.text
-    }
 }
 
 /// `activity.ended`: an order reached its end (picked up, canceled or expired), and its Live Activity with it.

@@ -30,10 +30,7 @@ public enum WireCoding {
     /// The API's timestamps: `RFC3339.text`, three fractional digits, rounded to the millisecond.
     public static func rfc3339(_ date: Date) -> String { RFC3339.text(date) }
 
-    public static func parseRFC3339(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-            ?? (try? Date.ISO8601FormatStyle().parse(text))
-    }
+    public static func parseRFC3339(_ text: String) -> Date? { RFC3339.date(text) }
 
     /// Decodes a request body, turning decoding failures into 400s that name the offending field.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(APIError) -> T {

@@ -18,6 +18,13 @@ public enum RFC3339 {
         return day.timestampText(secondOfDay: secondOfDay, fraction: fraction, fractionDigits: 3, separator: "T", suffix: "Z")
     }
 
+    /// The instant RFC 3339 text names, with or without fractional seconds; nil when it is not such a date-time. The one
+    /// reading of a timestamp a caller sends (`WireCoding.parseRFC3339`, an announcement's `until`).
+    public static func date(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
+
     /// The format style's rendering, for the years the arithmetic above leaves out.
     private static func formatted(millis: Double) -> String {
         let seconds = (millis / 1000).rounded(.down)

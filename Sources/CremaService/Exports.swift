@@ -23,6 +23,7 @@
 @_exported public import struct CremaStore.StoredAPNsKey
 @_exported public import struct CremaStore.StoredAPIKey
 @_exported public import struct CremaStore.StoredCustomerTokenSettings
+@_exported public import struct CremaStore.StoreChannelRecord
 // A command's identity (its Idempotency-Key) and its stored answer.
 @_exported public import struct CremaStore.IdempotentRequest
 @_exported public import struct CremaStore.CommandResponse

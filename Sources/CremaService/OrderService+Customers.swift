@@ -7,6 +7,15 @@ public import Foundation
 /// The customer's side of the store: their tokens, their own orders (scoped by their tenant and `customer_ref`, so
 /// another customer's order reads as one that does not exist) and their erasure.
 extension OrderService {
+    /// The roles that register and retire tokens for orders and customers under `/v1/orders/{id}/activity-token` and
+    /// `/v1/customers`: the brand's app backend (a customer's own app uses `/v1/me`, with its customer token).
+    public static let tokenRegistrars: Set<Role> = [.app]
+
+    /// The data `principal` registers tokens in; `forbidden` unless its role is one of `tokenRegistrars`.
+    public static func tokenScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: tokenRegistrars)
+    }
+
     /// Registers (or refreshes) the Live Activity token of an order in `scope`; `customerRef` binds it to the customer
     /// who owns the order (`/v1/me`), nil for the app key's registration.
     public func putActivityToken(

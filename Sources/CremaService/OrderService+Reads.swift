@@ -10,6 +10,13 @@ extension OrderService {
     /// never a customer's app (which reads its own orders under `/v1/me`).
     public static let orderReaders: Set<Role> = [.pos, .barista, .dashboard]
 
+    /// The data `principal` reads of orders, boards, deliveries and previews: its scope when its role is one of
+    /// `orderReaders`; `forbidden` for another role and for the bootstrap admin key. Every read below is then bounded
+    /// by that scope, so another tenant's or store's order reads as one that does not exist.
+    public static func readerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: orderReaders)
+    }
+
     /// The largest page `orders(store:in:state:limit:cursor:)` returns.
     public static let maxPageSize = OrderRepository.maxPageSize
 

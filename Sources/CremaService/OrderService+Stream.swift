@@ -8,6 +8,14 @@ extension OrderService {
     /// The most changes one read returns; a full page means more may follow.
     public static let streamPageSize = StreamRepository.streamPageSize
 
+    /// The roles that open a store's stream and issue its tickets: the dashboard's key alone.
+    public static let streamReaders: Set<Role> = [.dashboard]
+
+    /// The data `principal` streams: its scope when its role is one of `streamReaders`; `forbidden` otherwise.
+    public static func streamScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: streamReaders)
+    }
+
     /// The cursor of the store's latest change; `unknownStore` for a store outside `scope`.
     public func streamHead(store: String, in scope: TenantScope) async throws(StoreError) -> Int64 {
         try await database.stream.streamHead(store: store, in: scope)

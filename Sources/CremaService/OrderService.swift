@@ -1,5 +1,4 @@
 public import CremaAPNsProtocol
-import CremaAPI
 public import CremaClock
 public import CremaCore
 public import CremaStore
@@ -62,12 +61,21 @@ public struct OrderService: Sendable {
             }
             let order = try Self.decide { () throws(OrderError) in try OrderStateMachine.place(placement, id: id, number: store.number, at: at) }
             let plan = plan(order: order, previous: nil, event: .placed, inputs: store.inputs, at: at)
-            let answer = try Self.answer(order, status: 201)
+            let answer = Self.answer(order, status: 201)
             try await transaction.insertPlaced(
                 order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan,
-                hooks: try webhooks(order, answer: answer, event: .placed, at: at), at: at)
+                hooks: webhooks(order, answer: answer, event: .placed, at: at), at: at)
             return answer
         }
+    }
+
+    /// The roles that send events to orders: the store's POS and its baristas. Which events each may send is the core's
+    /// rule (`OrderEventType.permittedRoles`), checked once the event is read.
+    public static let eventSenders: Set<Role> = [.pos, .barista]
+
+    /// The data `principal` sends events in; `forbidden` unless its role is one of `eventSenders`.
+    public static func eventSenderScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: eventSenders)
     }
 
     /// Applies an event to an existing order; answers 200 with the order as it is after the event.
@@ -95,10 +103,10 @@ public struct OrderService: Sendable {
                 try OrderStateMachine.apply(event, to: locked.order, expectedVersion: expectedVersion, at: at)
             }
             let plan = plan(order: next, previous: locked.order, event: event.type, inputs: locked.inputs, at: at)
-            let answer = try Self.answer(next, status: 200)
+            let answer = Self.answer(next, status: 200)
             try await transaction.appendEvent(
                 event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan,
-                hooks: try webhooks(next, answer: answer, event: event.type, at: at), at: at)
+                hooks: webhooks(next, answer: answer, event: event.type, at: at), at: at)
             return answer
         }
     }
@@ -166,16 +174,15 @@ public struct OrderService: Sendable {
     /// What the tenant's webhook endpoints may hear of this change (docs/webhooks.md): always `order.changed`, and
     /// `activity.ended` when the event ended the order. Written only if some endpoint wants them. `order.changed`
     /// carries the command's `answer` as it was encoded for the client, not a second encoding of the order.
-    private func webhooks(_ order: Order, answer: CommandResponse, event: OrderEventType, at: Date) throws -> [WebhookDraft] {
+    private func webhooks(_ order: Order, answer: CommandResponse, event: OrderEventType, at: Date) -> [WebhookDraft] {
         let changed = makeID()
-        let body = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: changed, createdAt: at, order: answer.body)
+        let body = OrderWebhookBody.orderChanged(id: changed, createdAt: at, answer: answer.body)
         var drafts = [WebhookDraft(id: changed, type: .orderChanged, body: body)]
         if order.state.isTerminal {
-            let ended = ActivityEndedData.Activity(
-                orderID: order.id.uuidString.lowercased(), storeID: order.storeID, state: order.state.rawValue, endedBy: event.rawValue, endedAt: at)
             let id = makeID()
-            drafts.append(
-                WebhookDraft(id: id, type: .activityEnded, body: WebhookEnvelope<ActivityEndedData>.activityEndedBody(id: id, createdAt: at, activity: ended)))
+            let ended = OrderWebhookBody.activityEnded(
+                id: id, createdAt: at, orderID: order.id, storeID: order.storeID, state: order.state.rawValue, endedBy: event.rawValue, endedAt: at)
+            drafts.append(WebhookDraft(id: id, type: .activityEnded, body: ended))
         }
         return drafts
     }
@@ -189,9 +196,9 @@ public struct OrderService: Sendable {
         }
     }
 
-    /// The answer stored with the key: the order as `GET /v1/orders/{id}` shows it, without history. Written directly
-    /// (`OrderResponse.wireJSON`), the bytes `WireCoding.encoder` wrote before, once per command.
-    private static func answer(_ order: Order, status: Int) throws -> CommandResponse {
-        CommandResponse(status: status, body: try OrderResponse(order).wireJSON(), replayed: false)
+    /// The answer stored with the key: the order as `GET /v1/orders/{id}` shows it, without history (`OrderAnswer`),
+    /// written once per command.
+    private static func answer(_ order: Order, status: Int) -> CommandResponse {
+        CommandResponse(status: status, body: OrderAnswer.json(order), replayed: false)
     }
 }

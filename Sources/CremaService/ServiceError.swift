@@ -1,4 +1,3 @@
-public import CremaAPI
 public import CremaCore
 
 /// Why an administrative, store or webhook operation was refused, in the application layer's own words: no HTTP

@@ -1,4 +1,3 @@
-public import CremaAPI
 public import CremaCore
 public import CremaStore
 import Foundation
@@ -10,8 +9,17 @@ public struct StoreService: Sendable {
 
     public init(stores: StoreRepository) { self.stores = stores }
 
+    /// The roles that create and rename their tenant's stores through `PUT /v1/stores/{store}`: its POS (an
+    /// administrator goes through the admin routes, checked there as the tenant's administrator).
+    public static let writers: Set<Role> = [.pos]
+
+    /// The data `principal` writes stores in; `forbidden` unless its role is one of `writers`.
+    public static func writerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: writers)
+    }
+
     /// Checks the request and writes the store in `tenant`; `created` tells a new store from a renamed one.
-    public func put(id: String, _ request: StorePutRequest, tenant: String) async throws -> (store: Store, created: Bool) {
+    public func put(id: String, _ request: StoreDefinition, tenant: String) async throws -> (store: Store, created: Bool) {
         guard StoreID.isValid(id) else {
             throw ServiceError.invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }

@@ -34,12 +34,14 @@ public struct StoreRepository: Repository {
                 }
                 let known = try await connection.query("SELECT 1 FROM pg_timezone_names WHERE name = \(timezone)")
                 guard !known.isEmpty else { throw StoreError.invalidTimezone(timezone) }
+                let now = clock.now
                 let rows = try await connection.query(
                     """
-                    INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes, latitude, longitude)
+                    INSERT INTO stores (tenant_id, store_id, name, timezone, ready_expiry_minutes, queued_expiry_minutes, latitude, longitude,
+                                        created_at, updated_at)
                     VALUES (\(tenant), \(id), \(name), \(timezone), \(readyExpiryMinutes ?? ExpiryLimits.standard.readyMinutes),
-                            \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes), \(place?.latitude), \(place?.longitude))
-                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = \(clock.now),
+                            \(queuedExpiryMinutes ?? ExpiryLimits.standard.queuedMinutes), \(place?.latitude), \(place?.longitude), \(now), \(now))
+                    ON CONFLICT (tenant_id, store_id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, updated_at = EXCLUDED.updated_at,
                         ready_expiry_minutes = coalesce(\(readyExpiryMinutes), stores.ready_expiry_minutes),
                         queued_expiry_minutes = coalesce(\(queuedExpiryMinutes), stores.queued_expiry_minutes),
                         latitude = CASE WHEN \(keepLocation)::boolean THEN stores.latitude ELSE EXCLUDED.latitude END,

@@ -45,6 +45,7 @@ public struct TokenRepository: Repository {
                     """)
                 guard let store: String = try orders.first?.decode("store_id") else { throw StoreError.unknownOrder }
                 let app = try await Self.app(bundleID, tenant: scope.tenant, on: connection)
+                let now = clock.now
                 try await connection.query(
                     """
                     UPDATE push_targets SET retired_at = \(clock.now), retired_reason = 'reassigned'
@@ -55,12 +56,13 @@ public struct TokenRepository: Repository {
                     """)
                 let rows = try await connection.query(
                     """
-                    INSERT INTO push_targets (tenant_id, store_id, kind, order_id, token, environment, bundle_id, frequent_updates)
+                    INSERT INTO push_targets (tenant_id, store_id, kind, order_id, token, environment, bundle_id, frequent_updates,
+                                              created_at, updated_at)
                     VALUES (\(scope.tenant), \(store), 'live_activity', \(orderID), \(token), \(environment.rawValue), \(app),
-                            \(frequentUpdates)::boolean)
+                            \(frequentUpdates)::boolean, \(now), \(now))
                     ON CONFLICT (tenant_id, store_id, order_id) WHERE retired_at IS NULL DO UPDATE
                         SET token = EXCLUDED.token, environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id,
-                            frequent_updates = EXCLUDED.frequent_updates, updated_at = \(clock.now)
+                            frequent_updates = EXCLUDED.frequent_updates, updated_at = EXCLUDED.updated_at
                     RETURNING target_id, (xmax = 0) AS created
                     """)
                 return RegisteredToken(
@@ -103,6 +105,7 @@ public struct TokenRepository: Repository {
         return try await database {
             try await pool.withTransaction { connection in
                 let app = try await Self.app(bundleID, tenant: tenant, on: connection)
+                let now = clock.now
                 if let replaces, replaces != token {
                     try await connection.query(
                         """
@@ -126,10 +129,10 @@ public struct TokenRepository: Repository {
                 }
                 let rows = try await connection.pipeline([
                     """
-                    INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment, bundle_id)
-                    VALUES (\(tenant), \(customerRef), \(kind.rawValue), \(token), \(environment.rawValue), \(app))
+                    INSERT INTO customer_tokens (tenant_id, customer_ref, kind, token, environment, bundle_id, created_at, updated_at)
+                    VALUES (\(tenant), \(customerRef), \(kind.rawValue), \(token), \(environment.rawValue), \(app), \(now), \(now))
                     ON CONFLICT (tenant_id, customer_ref, kind, token) WHERE retired_at IS NULL DO UPDATE
-                        SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = \(clock.now)
+                        SET environment = EXCLUDED.environment, bundle_id = EXCLUDED.bundle_id, updated_at = EXCLUDED.updated_at
                     RETURNING token_id, (xmax = 0) AS created
                     """,
                     turn.end,

@@ -2,6 +2,7 @@ import ArgumentParser
 import CremaAPI
 import CremaCore
 import CremaRuntime
+import CremaServer
 import CremaService
 import CremaSettings
 import CremaStore
@@ -54,7 +55,7 @@ struct AdminStore: AsyncParsableCommand {
     func run() async throws {
         let (saved, created) = try await Crema.Admin.withService { admin in
             guard try await admin.database.tenants.tenant(id: tenant) != nil else { throw APIError.unknownTenant(tenant) }
-            return try await StoreService(stores: admin.database.stores).put(id: store, StorePutRequest(name: name, timezone: timezone), tenant: tenant)
+            return try await StoreService(stores: admin.database.stores).put(id: store, StoreDefinition(name: name, timezone: timezone), tenant: tenant)
         }
         say("\(created ? "Created" : "Updated") store \(saved.id) (\(saved.name), \(saved.timezone)) in \(tenant)")
     }
@@ -87,7 +88,7 @@ struct AdminAPNsKey: AsyncParsableCommand {
                     do { pem = try String(contentsOfFile: p8, encoding: .utf8) } catch { throw StartupError(message: "cannot read \(p8): \(error.localizedDescription)") }
                 }
                 return try await admin.addAPNsKey(
-                    tenant: tenant, bundleID: bundleID, APNsKeyCreateRequest(keyID: keyID, p8: pem, p8Path: p8Path, active: !inactive)).0
+                    tenant: tenant, bundleID: bundleID, NewAPNsKey(keyID: keyID, p8: pem, p8Path: p8Path, active: !inactive)).0
             case .activate: return try await admin.setAPNsKey(.active, tenant: tenant, bundleID: bundleID, keyID: keyID)
             case .retire: return try await admin.setAPNsKey(.retired, tenant: tenant, bundleID: bundleID, keyID: keyID)
             }
@@ -138,7 +139,7 @@ struct AdminAPIKey: AsyncParsableCommand {
                 guard let date = WireCoding.parseRFC3339(expiresAt) else { throw ValidationError("--expires-at must be an RFC 3339 timestamp") }
                 expiry = date
             }
-            let request = APIKeyCreateRequest(role: role, stores: stores.isEmpty ? nil : stores, expiresAt: expiry)
+            let request = NewAPIKey(role: role, stores: stores.isEmpty ? nil : stores, expiresAt: expiry)
             let (key, presented) = try await Crema.Admin.withService { try await $0.issueAPIKey(tenant: tenant, request) }
             Self.show(key, presented: presented)
         case .rotate:

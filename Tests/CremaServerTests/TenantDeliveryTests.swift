@@ -192,6 +192,8 @@ import Testing
             await h.simulator.received(token: first)
             #expect(h.simulator.records(token: first).first?.keyID == "HARBORKEY1")
 
+            // The newest activation signs: it is stamped with the harness's clock, which stands still until moved.
+            await h.clock.advance(1)
             let activated = try await h.api.send(
                 .post, "/v1/admin/tenants/harbor/apps/\(Self.harborApp)/apns-keys/HARBORKEY2/activate", idempotencyKey: "a1", rawKey: Self.admin)
             #expect(activated.status == .ok && activated.json["state"] as? String == "active")

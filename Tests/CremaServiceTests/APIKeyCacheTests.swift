@@ -1,4 +1,3 @@
-import CremaAPI
 import CremaClock
 import CremaPostgres
 import CremaService
@@ -16,7 +15,7 @@ import Testing
             let pool = PostgresPool(.init(conninfo: db.conninfo, maxConnections: 1))
             let database = CremaDatabase(pool: pool, clock: .system)
             let admin = AdminService(database: database, masterKey: nil, clock: .system)
-            let (_, presented) = try await admin.issueAPIKey(tenant: "default", APIKeyCreateRequest(role: "pos"))
+            let (_, presented) = try await admin.issueAPIKey(tenant: "default", NewAPIKey(role: "pos"))
             let clock = TestClock(Date())
             let cache = APIKeyCache()
             let verifier = APIKeyVerifier(keys: database.apiKeys, cache: cache, clock: clock.crema)

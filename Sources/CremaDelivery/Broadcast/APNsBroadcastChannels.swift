@@ -1,7 +1,7 @@
-public import CremaAPI
 public import CremaAPNs
 import CremaAPNsKey
 import CremaAPNsProtocol
+public import CremaCore
 public import CremaService
 import Foundation
 

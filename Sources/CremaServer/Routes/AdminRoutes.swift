@@ -1,7 +1,7 @@
-import CremaAPI
+public import CremaAPI
 import CremaClock
 import CremaCore
-import CremaService
+public import CremaService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -71,15 +71,15 @@ struct AdminRoutes {
     func putCustomerTokens(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
         let body = try WireCoding.decode(CustomerTokenSettingsPutRequest.self, from: try await request.bodyData(context: context))
-        let saved = try await admin.putCustomerTokenSettings(tenant: tenant, body)
+        let saved = try await admin.putCustomerTokenSettings(tenant: tenant, body.change)
         await customerTokensChanged()
-        return try JSONResponse.make(.ok, saved)
+        return try JSONResponse.make(.ok, CustomerTokenSettingsResponse(saved))
     }
 
     func customerTokens(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let tenant = try await existingTenant(context)
         guard let settings = try await admin.customerTokenSettings(tenant: tenant) else { throw APIError.customerTokensNotConfigured }
-        return try JSONResponse.make(.ok, settings)
+        return try JSONResponse.make(.ok, CustomerTokenSettingsResponse(settings))
     }
 
     // MARK: - Tenants and apps
@@ -128,7 +128,7 @@ struct AdminRoutes {
         let tenant = try await existingTenant(context)
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
         let (saved, created) = try await admin.stores.put(
-            id: try context.pathParameter("store"), body, tenant: tenant)
+            id: try context.pathParameter("store"), body.definition, tenant: tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
@@ -148,7 +148,7 @@ struct AdminRoutes {
         // A path reads a file on this server: a tenant's admin could name another tenant's key with it.
         if body.p8Path != nil, principal.tenant != nil { throw APIError.p8PathNotPermitted }
         return try await idempotent(request, context, principal: principal, tenant: tenant, body: body) {
-            let (key, _) = try await admin.addAPNsKey(tenant: tenant, bundleID: bundleID, body)
+            let (key, _) = try await admin.addAPNsKey(tenant: tenant, bundleID: bundleID, body.key)
             await apnsKeysChanged()
             context.logger.info(
                 "APNs key added", metadata: ["bundle_id": "\(bundleID)", "key_id": "\(key.keyID)", "fingerprint": "\(key.fingerprint)"])
@@ -191,7 +191,7 @@ struct AdminRoutes {
         let principal = try context.authorizeAdmin(tenant: tenant)
         let body = try WireCoding.decode(APIKeyCreateRequest.self, from: try await request.bodyData(context: context))
         return try await idempotent(request, context, principal: principal, tenant: tenant, body: body) {
-            let (key, presented) = try await admin.issueAPIKey(tenant: tenant, body)
+            let (key, presented) = try await admin.issueAPIKey(tenant: tenant, body.key)
             context.logger.info("API key issued", metadata: ["issued_key_id": "\(key.id)", "issued_role": "\(key.role.rawValue)"])
             return (.created, try WireCoding.canonical(APIKeyResponse(key, presented: presented)), try WireCoding.canonical(APIKeyResponse(key)))
         }
@@ -242,5 +242,68 @@ struct AdminRoutes {
     ) async throws -> Response {
         try await IdempotentPOST.run(
             request, logger: context.logger, gate: admin.idempotency, principal: principal, tenant: tenant, body: body, perform)
+    }
+}
+
+// The administrative bodies as the service's commands, and its summary in the API's words.
+
+extension CustomerTokenSettingsPutRequest {
+    var change: CustomerTokenSettingsChange {
+        CustomerTokenSettingsChange(
+            issuer: issuer, audience: audience,
+            keys: keys.map { CustomerTokenSettingsChange.Key(algorithm: $0.algorithm, secret: $0.secret, publicKey: $0.publicKey) })
+    }
+}
+
+extension CustomerTokenSettingsResponse {
+    init(_ summary: CustomerTokenSettingsSummary) {
+        self.init(
+            tenant: summary.tenant, issuer: summary.issuer, audience: summary.audience,
+            keys: summary.keys.map { Key(algorithm: $0.algorithm, fingerprint: $0.fingerprint) }, updatedAt: summary.updatedAt)
+    }
+}
+
+extension APNsKeyCreateRequest {
+    var key: NewAPNsKey { NewAPNsKey(keyID: keyID, p8: p8, p8Path: p8Path, active: active) }
+}
+
+extension APIKeyCreateRequest {
+    var key: NewAPIKey { NewAPIKey(role: role, stores: stores, expiresAt: expiresAt) }
+}
+
+// The records the administration services answer with, in the API's words, for the admin routes and `crema admin`.
+
+extension TenantResponse {
+    public init(_ tenant: TenantRecord) {
+        self.init(id: tenant.id, name: tenant.name, defaultBundleID: tenant.defaultBundleID, createdAt: tenant.createdAt)
+    }
+}
+
+extension AppResponse {
+    public init(_ app: AppRecord) {
+        self.init(tenant: app.tenant, bundleID: app.bundleID, teamID: app.teamID, createdAt: app.createdAt)
+    }
+}
+
+extension APNsKeyResponse {
+    public init(_ key: StoredAPNsKey) {
+        let storage: String
+        switch key.material {
+        case .sealed: storage = "database"
+        case .file: storage = "file"
+        }
+        self.init(
+            bundleID: key.bundleID, keyID: key.keyID, teamID: key.teamID, storage: storage, fingerprint: key.fingerprint,
+            state: key.state == .active && key.rejectedAt != nil ? "rejected" : key.state.rawValue, createdAt: key.createdAt,
+            activatedAt: key.activatedAt, retiredAt: key.retiredAt, rejectedAt: key.rejectedAt, rejectedReason: key.rejectedReason)
+    }
+}
+
+extension APIKeyResponse {
+    /// A key as listed; `presented` only in the answer that issued it.
+    public init(_ key: StoredAPIKey, presented: String? = nil) {
+        self.init(
+            id: key.id, tenant: key.tenant, role: key.role.rawValue, stores: key.stores, createdAt: key.createdAt,
+            expiresAt: key.expiresAt, revokedAt: key.revokedAt, rotatedFrom: key.rotatedFrom, key: presented)
     }
 }

@@ -30,24 +30,25 @@ struct OrderRoutes {
     }
 
     func event(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        // Both writer roles reach the route; which events each may send is the core's rule.
-        let caller = try context.authorize([.pos, .barista])
+        // Both writer roles reach the route (`OrderService.eventSenders`); which events each may send is the core's rule.
+        let principal = try context.presentedKey()
+        let scope = try OrderService.eventSenderScope(of: principal)
         let id = try Self.orderID(context)
         let key = try Self.idempotencyKey(request)
         let body = try WireCoding.decode(OrderEventRequest.self, from: try await request.bodyData(context: context))
         let event = try body.event()
         _ = try context.authorize(event.type.permittedRoles)
         let identity = IdempotentRequest(
-            scope: caller.role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
+            scope: principal.role.rawValue, key: key, path: "POST /v1/orders/\(id.uuidString.lowercased())/events",
             body: body.canonicalJSON())
         let response = try await service.apply(
-            event, to: id, in: caller.scope, expectedVersion: body.expectedVersion, role: caller.role, request: identity)
+            event, to: id, in: scope, expectedVersion: body.expectedVersion, role: principal.role, request: identity)
         return Self.respond(response)
     }
 
     func show(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize(OrderService.orderReaders)
-        guard let detail = try await service.order(id: try Self.orderID(context), in: caller.scope) else {
+        let scope = try OrderService.readerScope(of: try context.presentedKey())
+        guard let detail = try await service.order(id: try Self.orderID(context), in: scope) else {
             throw APIError.unknownOrder
         }
         return try JSONResponse.make(.ok, OrderResponse(detail.order, events: detail.events, projection: .some(detail.projection)))
@@ -56,8 +57,8 @@ struct OrderRoutes {
     /// What every surface shows for the order now, and what the delivery planner sends for its last change, made now:
     /// to the order's own tokens and to a token of each kind (`OrderService.preview`).
     func preview(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize(OrderService.orderReaders)
-        guard let preview = try await service.preview(orderID: try Self.orderID(context), in: caller.scope) else {
+        let scope = try OrderService.readerScope(of: try context.presentedKey())
+        guard let preview = try await service.preview(orderID: try Self.orderID(context), in: scope) else {
             throw APIError.unknownOrder
         }
         return try JSONResponse.make(.ok, try OrderPreview(preview))
@@ -65,14 +66,14 @@ struct OrderRoutes {
 
     /// Every delivery decision for the order, skips included, with what APNs answered.
     func deliveries(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize(OrderService.orderReaders)
+        let scope = try OrderService.readerScope(of: try context.presentedKey())
         let id = try Self.orderID(context)
-        guard let log = try await service.deliveries(orderID: id, in: caller.scope) else { throw APIError.unknownOrder }
+        guard let log = try await service.deliveries(orderID: id, in: scope) else { throw APIError.unknownOrder }
         return try JSONResponse.make(.ok, DeliveriesResponse(orderID: id, deliveries: log.map(DeliveryResponse.init)))
     }
 
     func list(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize(OrderService.orderReaders)
+        let scope = try OrderService.readerScope(of: try context.presentedKey())
         let query = request.uri.queryParameters
         guard let storeID = query.get("store") else { throw APIError.invalidField(field: "store", reason: "is required") }
         guard StoreID.isValid(storeID) else {
@@ -92,7 +93,7 @@ struct OrderRoutes {
             }
             limit = parsed
         }
-        let page = try await service.orders(store: storeID, in: caller.scope, state: state, limit: limit, cursor: query.get("cursor"))
+        let page = try await service.orders(store: storeID, in: scope, state: state, limit: limit, cursor: query.get("cursor"))
         return try JSONResponse.make(.ok, OrderPageResponse(orders: page.orders.map { OrderResponse($0) }, nextCursor: page.nextCursor))
     }
 

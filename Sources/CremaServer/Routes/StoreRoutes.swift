@@ -14,18 +14,18 @@ struct StoreRoutes {
     }
 
     func put(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.pos])
+        let scope = try StoreService.writerScope(of: try context.presentedKey())
         let id = try Self.storeID(context)
         // A key limited to some stores may not create or rename others (it may not see them either: 403 for all).
-        guard caller.scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
+        guard scope.includes(store: id) else { throw APIError.storeNotPermitted(id) }
         let body = try WireCoding.decode(StorePutRequest.self, from: try await request.bodyData(context: context))
-        let (saved, created) = try await service.stores.put(id: id, body, tenant: caller.scope.tenant)
+        let (saved, created) = try await service.stores.put(id: id, body.definition, tenant: scope.tenant)
         return try JSONResponse.make(created ? .created : .ok, StoreResponse(saved))
     }
 
     func board(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize(OrderService.orderReaders)
-        let board = try await service.board(store: try Self.storeID(context), in: caller.scope)
+        let scope = try OrderService.readerScope(of: try context.presentedKey())
+        let board = try await service.board(store: try Self.storeID(context), in: scope)
         return try JSONResponse.make(.ok, BoardResponse(store: board.store, columns: board.columns))
     }
 
@@ -35,5 +35,13 @@ struct StoreRoutes {
             throw .invalidField(field: "store", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
         return id
+    }
+}
+
+extension StorePutRequest {
+    /// The body as the service's command (`StoreService.put`).
+    var definition: StoreDefinition {
+        StoreDefinition(
+            name: name, timezone: timezone, readyExpiryMinutes: readyExpiryMinutes, queuedExpiryMinutes: queuedExpiryMinutes, location: location)
     }
 }

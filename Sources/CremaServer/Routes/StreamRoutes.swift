@@ -33,14 +33,15 @@ struct StreamRoutes {
 
 
     func issueTicket(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.dashboard])
+        let principal = try context.presentedKey()
+        let scope = try OrderService.streamScope(of: principal)
         let body = try WireCoding.decode(StreamTicketRequest.self, from: try await request.bodyData(context: context))
         guard StoreID.isValid(body.storeID) else {
             throw APIError.invalidField(field: "store_id", reason: "must be 1–63 lowercase letters, digits or dashes")
         }
-        let ticket = StreamTicket(tenant: caller.scope.tenant, secret: [UInt8].random(count: 32).hexEncoded)
+        let ticket = StreamTicket(tenant: scope.tenant, secret: [UInt8].random(count: 32).hexEncoded)
         let expiresAt = try await service.issueStreamTicket(
-            ticket, store: body.storeID, in: caller.scope, holder: try context.presentedKey().holder, lifetime: Self.ticketLifetime)
+            ticket, store: body.storeID, in: scope, holder: principal.holder, lifetime: Self.ticketLifetime)
         return try JSONResponse.make(
             .created, StreamTicketResponse(ticket: ticket.description, storeID: body.storeID, expiresAt: expiresAt),
             headers: [.cacheControl: "no-store"])
@@ -61,8 +62,9 @@ struct StreamRoutes {
             scope = TenantScope(tenant: redeemed.tenant, stores: [storeID])
             holder = redeemed.holder ?? "tickets:\(redeemed.tenant)"
         } else {
-            scope = try context.authorize([.dashboard]).scope
-            holder = try context.presentedKey().holder
+            let principal = try context.presentedKey()
+            scope = try OrderService.streamScope(of: principal)
+            holder = principal.holder
         }
         // A key at its limit is refused before any database work: a flood of refused streams costs no read.
         let limit = try await limits.limits(for: scope.tenant).streamsPerKey

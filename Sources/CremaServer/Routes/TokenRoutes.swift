@@ -21,12 +21,12 @@ struct TokenRoutes {
     }
 
     func putActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.app])
+        let scope = try OrderService.tokenScope(of: try context.presentedKey())
         let id = try OrderRoutes.orderID(context)
         let body = try WireCoding.decode(ActivityTokenRequest.self, from: try await request.bodyData(context: context))
         let token = try Self.validated(body.token, field: "token")
         let registered = try await service.putActivityToken(
-            orderID: id, in: caller.scope, token: token, environment: body.environment, bundleID: body.bundleID,
+            orderID: id, in: scope, token: token, environment: body.environment, bundleID: body.bundleID,
             frequentUpdates: body.frequentUpdates ?? true)
         context.logger.info(
             "live activity token registered",
@@ -38,18 +38,18 @@ struct TokenRoutes {
     }
 
     func deleteActivity(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.app])
-        guard try await service.deleteActivityToken(orderID: try OrderRoutes.orderID(context), in: caller.scope) else { throw APIError.unknownToken }
+        let scope = try OrderService.tokenScope(of: try context.presentedKey())
+        guard try await service.deleteActivityToken(orderID: try OrderRoutes.orderID(context), in: scope) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 
     func putCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.app])
+        let scope = try OrderService.tokenScope(of: try context.presentedKey())
         let (ref, kind, token) = try Self.customerParameters(context)
         let body = try WireCoding.decode(CustomerTokenRequest.self, from: try await request.bodyData(context: context))
         let replaces = try body.replaces.map { try Self.validated($0, field: "replaces") }
         let registered = try await service.putCustomerToken(
-            customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token, environment: body.environment,
+            customerRef: ref, tenant: scope.tenant, kind: kind, token: token, environment: body.environment,
             bundleID: body.bundleID, replaces: replaces)
         context.logger.info(
             "customer token registered",
@@ -58,9 +58,9 @@ struct TokenRoutes {
     }
 
     func deleteCustomer(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
-        let caller = try context.authorize([.app])
+        let scope = try OrderService.tokenScope(of: try context.presentedKey())
         let (ref, kind, token) = try Self.customerParameters(context)
-        guard try await service.deleteCustomerToken(customerRef: ref, tenant: caller.scope.tenant, kind: kind, token: token) else { throw APIError.unknownToken }
+        guard try await service.deleteCustomerToken(customerRef: ref, tenant: scope.tenant, kind: kind, token: token) else { throw APIError.unknownToken }
         return Response(status: .noContent)
     }
 

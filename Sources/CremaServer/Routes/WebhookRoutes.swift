@@ -26,7 +26,7 @@ struct WebhookRoutes {
         return try await IdempotentPOST.run(
             request, logger: context.logger, gate: webhooks.idempotency, principal: principal, tenant: scope.tenant, body: body
         ) {
-            let (endpoint, secret) = try await webhooks.register(body, in: scope)
+            let (endpoint, secret) = try await webhooks.register(url: body.url, events: body.events, in: scope)
             context.logger.info(
                 "webhook registered",
                 metadata: ["webhook": "\(endpoint.id.uuidString.lowercased())", "events": "\(endpoint.events.map(\.rawValue).joined(separator: ","))"])
@@ -106,5 +106,25 @@ struct WebhookRoutes {
         let text = try context.pathParameter("id")
         guard let id = UUID(uuidString: text) else { throw .invalidField(field: "id", reason: "must be a webhook id (a UUID)") }
         return id
+    }
+}
+
+// The webhook records the service answers with, in the API's words.
+
+extension WebhookEndpointResponse {
+    init(_ endpoint: StoredWebhookEndpoint, secret: String? = nil) {
+        self.init(
+            id: endpoint.id.uuidString.lowercased(), url: endpoint.url, events: endpoint.events.map(\.rawValue), stores: endpoint.stores,
+            createdAt: endpoint.createdAt, disabledAt: endpoint.disabledAt, disabledReason: endpoint.disabledReason, secret: secret)
+    }
+}
+
+extension WebhookDeliveryResponse {
+    init(_ record: WebhookDeliveryRecord, maxAttempts: Int) {
+        self.init(
+            id: record.id, eventID: record.eventID.uuidString.lowercased(), eventType: record.eventType,
+            orderID: record.orderID?.uuidString.lowercased(), state: record.state, attempts: record.attempts, maxAttempts: maxAttempts,
+            replays: record.replays, lastStatus: record.lastStatus, lastError: record.lastError, createdAt: record.createdAt,
+            nextAttemptAt: record.nextAttemptAt, sentAt: record.sentAt, finishedAt: record.finishedAt)
     }
 }

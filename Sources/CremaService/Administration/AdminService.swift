@@ -1,4 +1,3 @@
-public import CremaAPI
 import CremaAPNsKey
 public import CremaClock
 import CremaCore
@@ -47,7 +46,7 @@ public struct AdminService: Sendable {
 
     /// Adds a `.p8` to an app, checked by parsing it as APNs will use it: PEM text is sealed under the master key,
     /// a path is read now (and again by each dispatcher when it loads the key).
-    public func addAPNsKey(tenant: String, bundleID: String, _ request: APNsKeyCreateRequest) async throws -> (StoredAPNsKey, created: Bool) {
+    public func addAPNsKey(tenant: String, bundleID: String, _ request: NewAPNsKey) async throws -> (StoredAPNsKey, created: Bool) {
         try Self.checkTenant(tenant)
         try Self.checkBundleID(bundleID)
         try Self.checkAppleID(request.keyID, field: "key_id")
@@ -91,7 +90,7 @@ public struct AdminService: Sendable {
 
     /// Issues a key: the answer is the only time the whole key exists outside the caller.
     public func issueAPIKey(
-        tenant: String, _ request: APIKeyCreateRequest, rotatedFrom: String? = nil
+        tenant: String, _ request: NewAPIKey, rotatedFrom: String? = nil
     ) async throws -> (StoredAPIKey, presented: String) {
         try Self.checkTenant(tenant)
         guard let role = Role(rawValue: request.role), Role.keyRoles.contains(role) else {
@@ -125,7 +124,7 @@ public struct AdminService: Sendable {
             throw ServiceError.invalidField(field: "id", reason: "names an expired key; issue a new key instead")
         }
         return try await issueAPIKey(
-            tenant: tenant, APIKeyCreateRequest(role: old.role.rawValue, stores: old.stores, expiresAt: old.expiresAt), rotatedFrom: old.id)
+            tenant: tenant, NewAPIKey(role: old.role.rawValue, stores: old.stores, expiresAt: old.expiresAt), rotatedFrom: old.id)
     }
 
     public func revokeAPIKey(tenant: String, id: String) async throws -> StoredAPIKey {
@@ -163,40 +162,5 @@ public struct AdminService: Sendable {
         } catch {
             throw .invalidAPNsKey("\(error)")
         }
-    }
-}
-
-extension TenantResponse {
-    public init(_ tenant: TenantRecord) {
-        self.init(id: tenant.id, name: tenant.name, defaultBundleID: tenant.defaultBundleID, createdAt: tenant.createdAt)
-    }
-}
-
-extension AppResponse {
-    public init(_ app: AppRecord) {
-        self.init(tenant: app.tenant, bundleID: app.bundleID, teamID: app.teamID, createdAt: app.createdAt)
-    }
-}
-
-extension APNsKeyResponse {
-    public init(_ key: StoredAPNsKey) {
-        let storage: String
-        switch key.material {
-        case .sealed: storage = "database"
-        case .file: storage = "file"
-        }
-        self.init(
-            bundleID: key.bundleID, keyID: key.keyID, teamID: key.teamID, storage: storage, fingerprint: key.fingerprint,
-            state: key.state == .active && key.rejectedAt != nil ? "rejected" : key.state.rawValue, createdAt: key.createdAt,
-            activatedAt: key.activatedAt, retiredAt: key.retiredAt, rejectedAt: key.rejectedAt, rejectedReason: key.rejectedReason)
-    }
-}
-
-extension APIKeyResponse {
-    /// A key as listed; `presented` only in the answer that issued it.
-    public init(_ key: StoredAPIKey, presented: String? = nil) {
-        self.init(
-            id: key.id, tenant: key.tenant, role: key.role.rawValue, stores: key.stores, createdAt: key.createdAt,
-            expiresAt: key.expiresAt, revokedAt: key.revokedAt, rotatedFrom: key.rotatedFrom, key: presented)
     }
 }

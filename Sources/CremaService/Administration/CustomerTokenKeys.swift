@@ -1,5 +1,4 @@
 import CremaAPNsProtocol
-public import CremaAPI
 import CremaClock
 import Crypto
 import CremaStore
@@ -11,7 +10,7 @@ public enum CustomerTokenKeys {
     static func context(tenant: String) -> String { "crema/customer-token-secret/\(tenant)" }
 
     /// Checks the request's keys and seals the HS256 secrets; throws `ServiceError`.
-    static func stored(_ request: CustomerTokenSettingsPutRequest, tenant: String, masterKey: MasterKey?) throws -> [StoredCustomerTokenSettings.Key] {
+    static func stored(_ request: CustomerTokenSettingsChange, tenant: String, masterKey: MasterKey?) throws -> [StoredCustomerTokenSettings.Key] {
         guard (1...4).contains(request.keys.count) else {
             throw ServiceError.invalidField(field: "keys", reason: "must list 1–4 keys (two during a rotation)")
         }
@@ -41,7 +40,7 @@ public enum CustomerTokenKeys {
     }
 
     /// The answer's view of a key: its algorithm and a fingerprint, never the secret.
-    static func response(_ key: StoredCustomerTokenSettings.Key, tenant: String, masterKey: MasterKey?) -> CustomerTokenSettingsResponse.Key {
+    static func summary(_ key: StoredCustomerTokenSettings.Key, tenant: String, masterKey: MasterKey?) -> CustomerTokenSettingsSummary.Key {
         switch key {
         case .hs256(let sealed):
             let secret = (try? secret(sealed, tenant: tenant, masterKey: masterKey)) ?? sealed
@@ -60,8 +59,8 @@ public enum CustomerTokenKeys {
 extension AdminService {
     /// Replaces how a tenant's customer tokens are verified.
     public func putCustomerTokenSettings(
-        tenant: String, _ request: CustomerTokenSettingsPutRequest
-    ) async throws -> CustomerTokenSettingsResponse {
+        tenant: String, _ request: CustomerTokenSettingsChange
+    ) async throws -> CustomerTokenSettingsSummary {
         try Self.checkTenant(tenant)
         for (field, value) in [("issuer", request.issuer), ("audience", request.audience)] {
             guard (1...500).contains(value.count), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
@@ -71,17 +70,17 @@ extension AdminService {
         let keys = try CustomerTokenKeys.stored(request, tenant: tenant, masterKey: masterKey)
         let saved = try await database.customerTokenSettings.put(
             StoredCustomerTokenSettings(tenant: tenant, issuer: request.issuer, audience: request.audience, keys: keys, updatedAt: clock.now))
-        return response(saved)
+        return summary(saved)
     }
 
-    /// A tenant's settings as answered, or nil when it has none.
-    public func customerTokenSettings(tenant: String) async throws -> CustomerTokenSettingsResponse? {
-        try await database.customerTokenSettings.all().first { $0.tenant == tenant }.map(response)
+    /// A tenant's settings as they may be shown, or nil when it has none.
+    public func customerTokenSettings(tenant: String) async throws -> CustomerTokenSettingsSummary? {
+        try await database.customerTokenSettings.all().first { $0.tenant == tenant }.map(summary)
     }
 
-    func response(_ settings: StoredCustomerTokenSettings) -> CustomerTokenSettingsResponse {
-        CustomerTokenSettingsResponse(
+    func summary(_ settings: StoredCustomerTokenSettings) -> CustomerTokenSettingsSummary {
+        CustomerTokenSettingsSummary(
             tenant: settings.tenant, issuer: settings.issuer, audience: settings.audience,
-            keys: settings.keys.map { CustomerTokenKeys.response($0, tenant: settings.tenant, masterKey: masterKey) }, updatedAt: settings.updatedAt)
+            keys: settings.keys.map { CustomerTokenKeys.summary($0, tenant: settings.tenant, masterKey: masterKey) }, updatedAt: settings.updatedAt)
     }
 }

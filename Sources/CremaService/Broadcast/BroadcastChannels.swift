@@ -1,4 +1,4 @@
-public import CremaAPI
+public import CremaCore
 
 /// What managing a store's channel asks of APNs' channel-management API. The HTTP side reaches APNs only through
 /// this (implemented over the APNs client in CremaDelivery), so the server links no APNs transport.

@@ -1,4 +1,4 @@
-public import CremaAPI
+import CremaCivilTime
 public import CremaClock
 public import CremaCore
 public import CremaStore
@@ -29,8 +29,30 @@ public struct BroadcastService: Sendable {
         self.makeID = makeID
     }
 
+    /// The roles that put a store's board on a channel and take it off: the store's POS.
+    public static let managers: Set<Role> = [.pos]
+    /// The roles that announce on a store's board: its POS and its staff.
+    public static let announcers: Set<Role> = [.pos, .barista]
+    /// The roles that read a store's channel: the store's own keys.
+    public static let readers: Set<Role> = [.pos, .barista, .dashboard]
+
+    /// The data `principal` enables and disables channels for; `forbidden` unless its role is one of `managers`.
+    public static func managerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: managers)
+    }
+
+    /// The data `principal` announces for; `forbidden` unless its role is one of `announcers`.
+    public static func announcerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: announcers)
+    }
+
+    /// The data `principal` reads channels of; `forbidden` unless its role is one of `readers`.
+    public static func readerScope(of principal: APIPrincipal) throws(ServiceError) -> TenantScope {
+        try principal.scope(among: readers)
+    }
+
     /// Puts the store's board on a channel: creates it at APNs once; the same request again answers the same channel.
-    public func enable(store: String, _ request: BroadcastPutRequest, in scope: TenantScope) async throws -> BroadcastResponse {
+    public func enable(store: String, _ request: BroadcastSettings, in scope: TenantScope) async throws -> StoreBroadcast {
         guard ["none", "latest"].contains(request.storage) else {
             throw ServiceError.invalidValue(field: "storage", reason: "must be \"none\" or \"latest\"")
         }
@@ -65,7 +87,7 @@ public struct BroadcastService: Sendable {
     }
 
     /// The store's channel and its board now.
-    public func read(store: String, in scope: TenantScope) async throws -> BroadcastResponse {
+    public func read(store: String, in scope: TenantScope) async throws -> StoreBroadcast {
         guard scope.includes(store: store), let channel = try await database.broadcasts.channel(store: store, tenant: scope.tenant) else {
             throw ServiceError.broadcast(.notEnabled)
         }
@@ -91,7 +113,7 @@ public struct BroadcastService: Sendable {
     }
 
     /// A repeated enable must ask for the channel the store has: its storage, and its app and environment when named.
-    static func check(_ existing: StoreChannelRecord, against request: BroadcastPutRequest) throws(ServiceError) {
+    static func check(_ existing: StoreChannelRecord, against request: BroadcastSettings) throws(ServiceError) {
         guard existing.storage == request.storage else { throw .broadcast(.storageConflict(current: existing.storage)) }
         if let bundleID = request.bundleID, bundleID != existing.bundleID {
             throw .broadcast(.channelMismatch(field: "bundle_id", current: existing.bundleID))
@@ -102,7 +124,7 @@ public struct BroadcastService: Sendable {
     }
 
     /// Keeps an announcement for the store's board (shown to everyone following it until `until`).
-    public func announce(store: String, _ request: AnnouncementRequest, in scope: TenantScope) async throws -> AnnouncementResponse {
+    public func announce(store: String, _ request: AnnouncementDraft, in scope: TenantScope) async throws -> StoreAnnouncement {
         // As the document and the table count: code points, before trimming; no control character anywhere.
         let message = request.message.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !message.isEmpty, request.message.unicodeScalars.count <= StoreAnnouncement.maxCharacters,
@@ -111,7 +133,7 @@ public struct BroadcastService: Sendable {
             throw ServiceError.invalidValue(
                 field: "message", reason: "must be 1–\(StoreAnnouncement.maxCharacters) characters without control characters")
         }
-        guard let until = WireCoding.parseRFC3339(request.until) else {
+        guard let until = RFC3339.date(request.until) else {
             throw ServiceError.invalidField(field: "until", reason: "must be an RFC 3339 date-time")
         }
         let now = clock.now
@@ -119,31 +141,27 @@ public struct BroadcastService: Sendable {
             throw ServiceError.invalidValue(field: "until", reason: "must be in the future, at most 24 hours ahead")
         }
         guard scope.includes(store: store) else { throw StoreError.unknownStore(store) }
-        let kept = try await database.broadcasts.announce(store: store, tenant: scope.tenant, id: makeID(), message: message, until: until, at: now)
-        return AnnouncementResponse(
-            storeID: store, message: kept.message, until: WireCoding.rfc3339(kept.until), createdAt: WireCoding.rfc3339(kept.createdAt))
+        return try await database.broadcasts.announce(store: store, tenant: scope.tenant, id: makeID(), message: message, until: until, at: now)
     }
 
     /// What a customer's app subscribes with: the channel and the board's attributes and state now.
-    public func customerBoard(store: String, tenant: String) async throws -> CustomerBroadcastResponse {
+    public func customerBoard(store: String, tenant: String) async throws -> StoreBroadcast {
         guard let channel = try await database.broadcasts.channel(store: store, tenant: tenant) else {
             throw ServiceError.broadcast(.notEnabled)
         }
-        let board = try await self.board(store: store, tenant: tenant)
-        return CustomerBroadcastResponse(
-            channelID: channel.channelID, environment: channel.environment, attributes: board.attributes, contentState: board.contentState)
+        return StoreBroadcast(channel: channel, board: try await self.board(store: store, tenant: tenant))
     }
 
     /// Keeps the customer's consent and token to have the store's board started on their device when they order
-    /// there (docs/broadcast.md, "Starting the board").
-    public func registerStartToken(store: String, _ request: BoardStartTokenRequest, customerRef: String, tenant: String) async throws {
+    /// there (docs/broadcast.md, "Starting the board"); `environment` nil is production.
+    public func registerStartToken(store: String, token presented: String, environment: String?, customerRef: String, tenant: String) async throws {
         let token: String
         do throws(OrderError) {
-            token = try PushTokenValidation.normalized(request.token, field: "token")
+            token = try PushTokenValidation.normalized(presented, field: "token")
         } catch {
             throw StoreError.rejected(error)
         }
-        let environment = request.environment ?? "production"
+        let environment = environment ?? "production"
         guard ["sandbox", "production"].contains(environment) else {
             throw ServiceError.invalidValue(field: "environment", reason: "must be \"sandbox\" or \"production\"")
         }
@@ -170,13 +188,8 @@ public struct BroadcastService: Sendable {
         return StoreBoard(store: store, inputs: inputs, now: now)
     }
 
-    private func response(_ channel: StoreChannelRecord) async throws -> BroadcastResponse {
-        let board = try await board(store: channel.storeID, tenant: channel.tenantID)
-        return BroadcastResponse(
-            storeID: channel.storeID, channelID: channel.channelID, bundleID: channel.bundleID, environment: channel.environment,
-            storage: channel.storage, state: channel.recreations > 0 ? "recreated" : "active", createdAt: WireCoding.rfc3339(channel.createdAt),
-            recreations: channel.recreations, lastBroadcastAt: channel.lastBroadcastAt.map(WireCoding.rfc3339), lastStatus: channel.lastStatus,
-            lastReason: channel.lastReason, broadcasts: channel.broadcasts, contentState: board.contentState)
+    private func response(_ channel: StoreChannelRecord) async throws -> StoreBroadcast {
+        StoreBroadcast(channel: channel, board: try await board(store: channel.storeID, tenant: channel.tenantID))
     }
 
     /// The app whose channel this is: the one named, or the tenant's only app (the configured one for `default`).

@@ -1,4 +1,3 @@
-public import CremaAPI
 public import CremaClock
 public import CremaCore
 public import CremaStore
@@ -37,16 +36,17 @@ public struct WebhookService: Sendable {
         self.makeID = makeID
     }
 
-    /// Registers an endpoint for `scope` (its stores become the endpoint's); the secret is in the answer only.
-    public func register(_ request: WebhookCreateRequest, in scope: TenantScope) async throws -> (StoredWebhookEndpoint, secret: String) {
+    /// Registers an endpoint at `url` for the event types named in `events`, for `scope` (its stores become the
+    /// endpoint's); the secret is in the answer only.
+    public func register(url text: String, events names: [String], in scope: TenantScope) async throws -> (StoredWebhookEndpoint, secret: String) {
         let url: WebhookURL
         do throws(WebhookURL.Refusal) {
-            url = try WebhookURL(request.url)
+            url = try WebhookURL(text)
         } catch {
             throw ServiceError.invalidField(field: "url", reason: "\(error)")
         }
         var events: [WebhookEventType] = []
-        for name in request.events {
+        for name in names {
             guard let type = WebhookEventType(rawValue: name) else {
                 throw ServiceError.invalidField(
                     field: "events", reason: "names '\(name)'; the types are \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -110,23 +110,5 @@ public struct WebhookService: Sendable {
         case .notDead(let state): throw ServiceError.webhookDeliveryNotDead(state: state)
         case .endpointDisabled: throw ServiceError.webhookDisabled
         }
-    }
-}
-
-extension WebhookEndpointResponse {
-    public init(_ endpoint: StoredWebhookEndpoint, secret: String? = nil) {
-        self.init(
-            id: endpoint.id.uuidString.lowercased(), url: endpoint.url, events: endpoint.events.map(\.rawValue), stores: endpoint.stores,
-            createdAt: endpoint.createdAt, disabledAt: endpoint.disabledAt, disabledReason: endpoint.disabledReason, secret: secret)
-    }
-}
-
-extension WebhookDeliveryResponse {
-    public init(_ record: WebhookDeliveryRecord, maxAttempts: Int) {
-        self.init(
-            id: record.id, eventID: record.eventID.uuidString.lowercased(), eventType: record.eventType,
-            orderID: record.orderID?.uuidString.lowercased(), state: record.state, attempts: record.attempts, maxAttempts: maxAttempts,
-            replays: record.replays, lastStatus: record.lastStatus, lastError: record.lastError, createdAt: record.createdAt,
-            nextAttemptAt: record.nextAttemptAt, sentAt: record.sentAt, finishedAt: record.finishedAt)
     }
 }

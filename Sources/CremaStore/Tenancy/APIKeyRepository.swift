@@ -61,9 +61,9 @@ public struct APIKeyRepository: Repository {
                 }
                 _ = try await connection.query(
                     """
-                    INSERT INTO api_keys (key_id, tenant_id, role, stores, key_hash, expires_at, rotated_from)
+                    INSERT INTO api_keys (key_id, tenant_id, role, stores, key_hash, expires_at, rotated_from, created_at)
                     VALUES (\(key.id), \(key.tenant), \(key.role.rawValue), \(stores)::text[], decode(\(hash), 'base64'), \(key.expiresAt),
-                            \(key.rotatedFrom))
+                            \(key.rotatedFrom), \(key.createdAt))
                     """)
             }
         }

@@ -66,11 +66,12 @@ public struct APNsKeyRepository: Repository {
                 guard try await !connection.query("SELECT 1 FROM apps WHERE tenant_id = \(tenant) AND bundle_id = \(bundleID)").isEmpty else {
                     throw StoreError.unknownApp(bundleID)
                 }
+                let now = clock.now
                 let rows = try await connection.query(
                     """
-                    INSERT INTO apns_keys (tenant_id, bundle_id, key_id, sealed_p8, p8_path, fingerprint, state, activated_at)
+                    INSERT INTO apns_keys (tenant_id, bundle_id, key_id, sealed_p8, p8_path, fingerprint, state, activated_at, created_at)
                     VALUES (\(tenant), \(bundleID), \(keyID), decode(\(sealed), 'base64'), \(path), \(fingerprint), \(state.rawValue),
-                            CASE WHEN \(active) THEN \(clock.now)::timestamptz END)
+                            CASE WHEN \(active) THEN \(now)::timestamptz END, \(now))
                     ON CONFLICT (tenant_id, bundle_id, key_id) DO UPDATE
                         SET sealed_p8 = EXCLUDED.sealed_p8, p8_path = EXCLUDED.p8_path, fingerprint = EXCLUDED.fingerprint,
                             state = EXCLUDED.state, activated_at = EXCLUDED.activated_at, retired_at = NULL,

@@ -77,10 +77,10 @@ public struct CustomerTokenSettingsRepository: Repository {
                 return try Self.settings(
                     from: try await connection.query(
                         """
-                        INSERT INTO customer_token_settings (tenant_id, issuer, audience, keys)
-                        VALUES (\(settings.tenant), \(settings.issuer), \(settings.audience), \(keys)::jsonb)
+                        INSERT INTO customer_token_settings (tenant_id, issuer, audience, keys, updated_at)
+                        VALUES (\(settings.tenant), \(settings.issuer), \(settings.audience), \(keys)::jsonb, \(clock.now))
                         ON CONFLICT (tenant_id) DO UPDATE
-                            SET issuer = EXCLUDED.issuer, audience = EXCLUDED.audience, keys = EXCLUDED.keys, updated_at = \(clock.now)
+                            SET issuer = EXCLUDED.issuer, audience = EXCLUDED.audience, keys = EXCLUDED.keys, updated_at = EXCLUDED.updated_at
                         RETURNING tenant_id, issuer, audience, keys::text AS keys, updated_at
                         """)[0])
             }

@@ -37,10 +37,11 @@ public struct TenantRepository: Repository {
     public func put(id: String, name: String) async throws(StoreError) -> (tenant: TenantRecord, created: Bool) {
         try await database {
             try await pool.withConnection { connection in
+                let now = clock.now
                 let row = try await connection.query(
                     """
-                    INSERT INTO tenants (tenant_id, name) VALUES (\(id), \(name))
-                    ON CONFLICT (tenant_id) DO UPDATE SET name = EXCLUDED.name, updated_at = \(clock.now)
+                    INSERT INTO tenants (tenant_id, name, created_at, updated_at) VALUES (\(id), \(name), \(now), \(now))
+                    ON CONFLICT (tenant_id) DO UPDATE SET name = EXCLUDED.name, updated_at = EXCLUDED.updated_at
                     RETURNING tenant_id, name, default_bundle_id, created_at, (xmax = 0) AS created
                     """)[0]
                 return (try Self.tenant(from: row), try row.decode("created", as: Bool.self))
@@ -82,10 +83,11 @@ public struct TenantRepository: Repository {
                 guard try await !connection.query("SELECT 1 FROM tenants WHERE tenant_id = \(tenant) FOR UPDATE").isEmpty else {
                     throw StoreError.unknownTenant(tenant)
                 }
+                let now = clock.now
                 let row = try await connection.query(
                     """
-                    INSERT INTO apps (tenant_id, bundle_id, team_id) VALUES (\(tenant), \(bundleID), \(teamID))
-                    ON CONFLICT (tenant_id, bundle_id) DO UPDATE SET team_id = EXCLUDED.team_id, updated_at = \(clock.now)
+                    INSERT INTO apps (tenant_id, bundle_id, team_id, created_at, updated_at) VALUES (\(tenant), \(bundleID), \(teamID), \(now), \(now))
+                    ON CONFLICT (tenant_id, bundle_id) DO UPDATE SET team_id = EXCLUDED.team_id, updated_at = EXCLUDED.updated_at
                     RETURNING tenant_id, bundle_id, team_id, created_at, (xmax = 0) AS created
                     """)[0]
                 try await connection.query(

@@ -1,15 +1,16 @@
-public import CremaStore
 import CremaAPI
 import CremaAPNsProtocol
 import CremaCore
+import CremaService
 import Crypto
 import Foundation
 
 extension IdempotentRequest {
     /// The identity of a POST outside the order commands (`IdempotencyGate`): scoped to the key that sent it (a
     /// generated key's id; the bootstrap or a configured key by role), its body kept as the SHA-256 of its canonical
-    /// JSON only, as some bodies carry a secret (a `.p8`) that would otherwise be stored for the key's 24 hours.
-    public static func administrative(
+    /// JSON only, as some bodies carry a secret (a `.p8`) that would otherwise be stored for the key's 24 hours. Here,
+    /// beside the routes, because the body it digests is the wire request.
+    static func administrative(
         principal: APIPrincipal, key: String, path: String, body: some Encodable
     ) throws -> IdempotentRequest {
         let sender = principal.keyID ?? (principal.role == .admin ? "bootstrap" : "configured")

@@ -1,13 +1,13 @@
 import CremaAPI
-import CremaAPNsProtocol
 import CremaCore
+import CremaService
 import Foundation
 import Testing
 
-/// The answer to every order command is written without `JSONEncoder`; these hold its bytes to `WireCoding.encoder`'s
-/// for orders in every state, with each optional absent or present, text that needs escapes (slashes stay bare on
-/// the API), items of every shape, and the read-only `events` and `projection` spliced in.
-@Suite struct OrderResponseJSONWriterTests {
+/// The answer to every order command is written by the service without `JSONEncoder` (`OrderAnswer`); these hold its
+/// bytes to what `WireCoding.encoder` writes for the API's `OrderResponse`, for orders in every state, with each
+/// optional absent or present, text that needs escapes (slashes stay bare on the API) and items of every shape.
+@Suite struct OrderAnswerTests {
     static let texts = ["Ana", "", "María / José", "\"Sam\" \\ the barista", "line\nbreak\ttab\u{1}\u{1F}\u{7F}", "さくら", "☕️👨‍👩‍👧‍👦", "</script>"]
 
     static func order(_ index: Int, state: OrderState) -> Order {
@@ -29,37 +29,19 @@ import Testing
             placedAt: base.addingTimeInterval(-0.0005 * Double(index)), updatedAt: base.addingTimeInterval(0.9996))
     }
 
-    static func expectSameBytes(_ response: OrderResponse, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let written = try response.wireJSON()
-        let encoded = String(decoding: try WireCoding.encoder.encode(response), as: UTF8.self)
-        #expect(written == encoded, sourceLocation: sourceLocation)
-        #expect(Array(written.utf8) == Array(encoded.utf8), sourceLocation: sourceLocation)
-    }
-
     @Test("an answer in every state, with each optional absent or present, is written as the encoder writes it")
     func anAnswerInEveryStateIsWrittenAsTheEncoderWritesIt() throws {
         var answers = 0
         for state in OrderState.allCases {
             for index in 0..<48 {
-                try Self.expectSameBytes(OrderResponse(Self.order(index, state: state)))
+                let order = Self.order(index, state: state)
+                let written = OrderAnswer.json(order)
+                let encoded = String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)
+                #expect(written == encoded)
+                #expect(Array(written.utf8) == Array(encoded.utf8))
                 answers += 1
             }
         }
         #expect(answers == OrderState.allCases.count * 48)
-    }
-
-    @Test("an order read with its history and projection is written as the encoder writes it")
-    func anOrderReadWithItsHistoryAndProjectionIsWrittenAsTheEncoderWritesIt() throws {
-        let at = Date(timeIntervalSince1970: 1_795_000_000.25)
-        let events = [
-            RecordedEvent(version: 1, type: .placed, role: .pos, occurredAt: at, data: ["eta": "2026-11-26T14:40:00.000Z", "n": .number(1.5)]),
-            RecordedEvent(version: 2, type: .started, role: .barista, occurredAt: at, data: ["barista": "Sam / \"S\"", "z": nil, "a": [true, 3]]),
-        ]
-        let projections: [JSONValue??] = [nil, .some(nil), .some(["status": "ready", "progress": 1, "small": ["title": "#42 · a/b"]])]
-        for (index, projection) in projections.enumerated() {
-            for history in [nil, [], events] as [[RecordedEvent]?] {
-                try Self.expectSameBytes(OrderResponse(Self.order(index, state: .preparing), events: history, projection: projection))
-            }
-        }
     }
 }

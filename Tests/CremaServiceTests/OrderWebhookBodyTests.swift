@@ -1,11 +1,13 @@
 import CremaAPI
 import CremaCore
+import CremaService
 import Foundation
 import Testing
 
-/// `order.changed` bodies are spliced around the command's already-encoded answer instead of encoding the order a
-/// second time; receivers verify signatures over these bytes, so the splice must write exactly what the encoder would.
-@Suite struct WebhookEnvelopeTests {
+/// `order.changed` bodies are spliced around the command's stored answer instead of encoding the order a second time,
+/// and `activity.ended` bodies are written directly (`OrderWebhookBody`); receivers verify signatures over these bytes,
+/// so both must be exactly what the encoder writes for the API's `WebhookEnvelope`.
+@Suite struct OrderWebhookBodyTests {
     static func order(displayName: String, at: Date) throws -> Order {
         let placed = try OrderStateMachine.place(
             OrderPlacement(
@@ -25,9 +27,7 @@ import Testing
         let at = Date(timeIntervalSince1970: seconds)
         let order = try Self.order(displayName: displayName, at: at)
         let id = UUID()
-        let answer = String(decoding: try WireCoding.encoder.encode(OrderResponse(order)), as: UTF8.self)
-
-        let spliced = WebhookEnvelope<OrderChangedData>.orderChangedBody(id: id, createdAt: at, order: answer)
+        let spliced = OrderWebhookBody.orderChanged(id: id, createdAt: at, answer: OrderAnswer.json(order))
 
         let encoded = try WireCoding.encoder.encode(
             WebhookEnvelope(id: id.uuidString.lowercased(), type: "order.changed", createdAt: at, data: OrderChangedData(order: OrderResponse(order))))
@@ -40,9 +40,11 @@ import Testing
     func theWrittenActivityEndedBodyIsTheBytesTheEncoderWritesForTheEnvelope(state: String, seconds: Double) throws {
         let at = Date(timeIntervalSince1970: seconds)
         let id = UUID()
+        let orderID = UUID()
         let activity = ActivityEndedData.Activity(
-            orderID: UUID().uuidString.lowercased(), storeID: "market-st/2 \"north\"", state: state, endedBy: "expired", endedAt: at)
-        let written = WebhookEnvelope<ActivityEndedData>.activityEndedBody(id: id, createdAt: at.addingTimeInterval(0.25), activity: activity)
+            orderID: orderID.uuidString.lowercased(), storeID: "market-st/2 \"north\"", state: state, endedBy: "expired", endedAt: at)
+        let written = OrderWebhookBody.activityEnded(
+            id: id, createdAt: at.addingTimeInterval(0.25), orderID: orderID, storeID: activity.storeID, state: state, endedBy: "expired", endedAt: at)
         let encoded = try WireCoding.encoder.encode(
             WebhookEnvelope(id: id.uuidString.lowercased(), type: "activity.ended", createdAt: at.addingTimeInterval(0.25), data: ActivityEndedData(activity: activity)))
         #expect(Array(written.utf8) == Array(encoded))
