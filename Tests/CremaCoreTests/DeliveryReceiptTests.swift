@@ -9,19 +9,20 @@ import Testing
 @Suite struct DeliveryReceiptTests {
     typealias F = ActivityFixtures
 
-    static let receipt = DeliveryReceipt(
-        deliveryID: 0x0102_0304_0506_0708, orderID: UUID(uuidString: "8c4b0b51-6a36-4c55-9a0f-4f2e3c1d2b10")!,
-        tag: Array(0..<UInt8(DeliveryReceipt.tagLength)))
+    static let receipt = DeliveryReceipt(deliveryID: 0x0102_0304_0506_0708, orderID: UUID(uuidString: "8c4b0b51-6a36-4c55-9a0f-4f2e3c1d2b10")!)
+    /// A receipt's text as the edge seals it; any 24 bytes and 16 do for the layout.
+    static let text = DeliveryReceipt.text(sealed: receipt.fields, tag: Array(0..<UInt8(DeliveryReceipt.tagLength)))
 
-    @Test("a receipt's text reads back to the same delivery, order and tag") func aReceiptsTextReadsBackToTheSameDeliveryOrderAndTag() throws {
-        let text = Self.receipt.text
-        #expect(text.utf8.count == DeliveryReceipt.length)
-        #expect(DeliveryReceipt(text: text) == Self.receipt)
+    @Test("a receipt's fields and wire parts read back to what was laid out") func aReceiptsFieldsAndWirePartsReadBack() throws {
+        #expect(DeliveryReceipt(fields: Self.receipt.fields) == Self.receipt)
+        #expect(Self.text.utf8.count == DeliveryReceipt.length)
+        let parts = try #require(DeliveryReceipt.parts(of: Self.text))
+        #expect(parts.sealed == Self.receipt.fields && parts.tag == Array(0..<UInt8(DeliveryReceipt.tagLength)))
     }
 
     @Test("text that is not a receipt reads as none", arguments: ["", "abc", String(repeating: "!", count: DeliveryReceipt.length)])
     func textThatIsNotAReceiptReadsAsNone(_ text: String) {
-        #expect(DeliveryReceipt(text: text) == nil)
+        #expect(DeliveryReceipt.parts(of: text) == nil)
     }
 
     @Test("every body carries the placeholder where the receipt goes", arguments: ["en", "es", "ja"])
@@ -47,11 +48,11 @@ import Testing
         let order = F.order(.ready, locale: "en")
         let body = APNsBodyBuilder.liveActivity(
             order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en", event: .update, alertFor: .ready)
-        let filled = DeliveryReceipt.filling(body.string, with: Self.receipt.text)
+        let filled = DeliveryReceipt.filling(body.string, with: Self.text)
         #expect(filled.utf8.count == body.json.count)
         #expect(!filled.contains(DeliveryReceipt.placeholder))
-        #expect(filled.components(separatedBy: Self.receipt.text).count == 3)  // crema.receipt and content-state.receipt
-        #expect(filled.replacingOccurrences(of: Self.receipt.text, with: DeliveryReceipt.placeholder) == body.string)
+        #expect(filled.components(separatedBy: Self.text).count == 3)  // crema.receipt and content-state.receipt
+        #expect(filled.replacingOccurrences(of: Self.text, with: DeliveryReceipt.placeholder) == body.string)
     }
 
     @Test("a customer's text that spells the placeholder member is left alone")
@@ -62,9 +63,9 @@ import Testing
         let body = APNsBodyBuilder.liveActivity(
             order: order, storeName: F.storeName, timeZone: F.losAngeles, now: F.now, locale: "en", event: .start, alertFor: nil)
         #expect(body.string.contains(#"\"receipt\":\""#))
-        let filled = DeliveryReceipt.filling(body.string, with: Self.receipt.text)
+        let filled = DeliveryReceipt.filling(body.string, with: Self.text)
         // crema.receipt and the content state's: the escaped text in the attributes and the alert is not a member.
-        #expect(filled.components(separatedBy: Self.receipt.text).count == 3)
+        #expect(filled.components(separatedBy: Self.text).count == 3)
         #expect(try F.jsonObject(Data(filled.utf8))["crema"] != nil)
     }
 

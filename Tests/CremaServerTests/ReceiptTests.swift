@@ -31,6 +31,27 @@ import Testing
         return answer.json["push_types"] as? [[String: Any]] ?? []
     }
 
+    @Test("a receipt opens only for its tenant and unaltered, and shows neither its delivery nor its order")
+    func aReceiptOpensOnlyForItsTenantAndUnaltered() throws {
+        let key = DeliveryReceiptKey(masterKey: try MasterKey(base64: APIHarness.masterKey))
+        let order = UUID()
+        let receipt = key.receipt(tenant: "brand-a", deliveryID: 7, orderID: order)
+        #expect(receipt.utf8.count == DeliveryReceipt.length && receipt == key.receipt(tenant: "brand-a", deliveryID: 7, orderID: order))
+        #expect(key.open(receipt, tenant: "brand-a") == DeliveryReceipt(deliveryID: 7, orderID: order))
+        #expect(key.open(receipt, tenant: "brand-b") == nil)
+        #expect(key.receipt(tenant: "brand-a", deliveryID: 8, orderID: order) != receipt)
+        let other = DeliveryReceiptKey(masterKey: try MasterKey(base64: Data(repeating: 9, count: 32).base64EncodedString()))
+        #expect(other.open(receipt, tenant: "brand-a") == nil)
+        let parts = try #require(DeliveryReceipt.parts(of: receipt))
+        #expect(parts.sealed != DeliveryReceipt(deliveryID: 7, orderID: order).fields)
+        for index in receipt.indices.dropLast() {  // (the last character also holds 4 bits no byte uses)
+            var altered = receipt
+            altered.replaceSubrange(index...index, with: receipt[index] == "B" ? "C" : "B")
+            #expect(key.open(altered, tenant: "brand-a") == nil)
+        }
+        #expect(key.open(DeliveryReceipt.placeholder, tenant: "brand-a") == nil)
+    }
+
     @Test("a push's receipt posted by its customer shows on the delivery and in the funnel, and a repeat changes nothing")
     func aPushsReceiptPostedByItsCustomerShowsOnTheDeliveryAndInTheFunnel() async throws {
         try await H.run { h in
