@@ -174,7 +174,7 @@ let package = Package(
         .target(
             name: "CremaDelivery",
             dependencies: [
-                "CremaAPI", "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaPostgres",
+                "CremaAPI", "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaCore", "CremaCredentials", "CremaPostgres",
                 "CremaService", "CremaStore", "CremaClock",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -203,8 +203,8 @@ let package = Package(
         .target(
             name: "CremaRuntime",
             dependencies: [
-                "CremaAPNs", "CremaAPNsKey", "CremaClock", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres", "CremaService",
-                "CremaSettings", "CremaStore",
+                "CremaAPNs", "CremaAPNsKey", "CremaAPNsProtocol", "CremaClock", "CremaAPNsSimulator", "CremaCore", "CremaDelivery", "CremaPostgres",
+                "CremaService", "CremaSettings", "CremaStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

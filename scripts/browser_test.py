@@ -211,6 +211,16 @@ async def main():
                         "the pickup board to show the broadcast's title")
         broadcast = await page.text("#broadcast")
         assert "null" not in broadcast and "channel" not in broadcast, f"the broadcast line speaks jargon: {broadcast!r}"
+
+        # Did the phones get them: the store's funnel for the last hour, as the API counts it, one line per kind of push.
+        since = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        updates = next(p for p in api("GET", f"/v1/stores/{STORE}/funnel?since={since}", "dashboard")["push_types"]
+                       if p["push_type"] == "liveactivity" and p["event"] == "update")
+        line = '#funnel [data-push="liveactivity/update"]'
+        await page.wait(f'document.querySelector(\'{line}\')?.textContent.includes("{updates["sent"]} sent · {updates["accepted"]} taken by Apple")',
+                        "the funnel to count the activity's updates as the API does")
+        funnel = await page.text("#funnel")
+        assert "null" not in funnel and "undefined" not in funnel and "liveactivity" not in funnel, f"the funnel speaks jargon: {funnel!r}"
         # The whole sheet in one picture: the viewport as tall as the sheet for a moment.
         height = await page.eval('Math.ceil(document.querySelector("#details .sheet").getBoundingClientRect().height) + 60')
         await page.send("Emulation.setDeviceMetricsOverride", width=1600, height=max(900, height), deviceScaleFactor=1, mobile=False)

@@ -37,4 +37,13 @@ SELECT 'outbox rows finished while pending or in flight, or unfinished otherwise
 FROM delivery_outbox WHERE (finished_at IS NULL) <> (state IN ('pending', 'inflight'))
 UNION ALL
 SELECT 'tokens of an app of another tenant', count(*)
-FROM customer_tokens c JOIN apps a ON a.bundle_id = c.bundle_id WHERE a.tenant_id <> c.tenant_id;
+FROM customer_tokens c JOIN apps a ON a.bundle_id = c.bundle_id WHERE a.tenant_id <> c.tenant_id
+UNION ALL
+SELECT 'receipts of orders whose personal data was removed', count(*)
+FROM delivery_receipts r JOIN orders o ON o.tenant_id = r.tenant_id AND o.store_id = r.store_id AND o.order_id = r.order_id
+WHERE o.personal_data_removed_at IS NOT NULL
+UNION ALL
+SELECT 'receipts of a push never planned, or received before it was planned', count(*)
+FROM delivery_receipts r JOIN delivery_outbox d
+  ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.delivery_id
+WHERE d.push_type IS DISTINCT FROM r.push_type OR (d.state = 'skipped' AND d.attempts = 0) OR r.received_at < d.created_at;

@@ -23,11 +23,16 @@ public struct DeliveryResponse: Sendable, Hashable, Codable {
     public var expiresAt: Date?
     public var sentAt: Date?
     public var finishedAt: Date?
+    /// When the phone got the push, by its first receipt (absent: no receipt, which is not proof it did not arrive).
+    public var receivedAt: Date?
+    /// How Crema knows (`notification`, `activity`, `app` posted by the app; `activity_token`, `widget_fetch` inferred).
+    public var receiptSurface: String?
 
     public init(
         id: Int64, orderVersion: Int, orderEvent: String?, targetKind: String?, token: String?, pushType: String?, liveActivityEvent: String?,
         priority: Int?, collapseID: String?, state: String, reasonCode: String, reason: String, attempts: Int, apnsStatus: Int?,
-        apnsReason: String?, apnsID: String?, plannedAt: Date, notBefore: Date, expiresAt: Date?, sentAt: Date?, finishedAt: Date?
+        apnsReason: String?, apnsID: String?, plannedAt: Date, notBefore: Date, expiresAt: Date?, sentAt: Date?, finishedAt: Date?,
+        receivedAt: Date? = nil, receiptSurface: String? = nil
     ) {
         self.id = id
         self.orderVersion = orderVersion
@@ -50,6 +55,8 @@ public struct DeliveryResponse: Sendable, Hashable, Codable {
         self.expiresAt = expiresAt
         self.sentAt = sentAt
         self.finishedAt = finishedAt
+        self.receivedAt = receivedAt
+        self.receiptSurface = receiptSurface
     }
 
     enum CodingKeys: String, CodingKey {
@@ -69,5 +76,7 @@ public struct DeliveryResponse: Sendable, Hashable, Codable {
         case expiresAt = "expires_at"
         case sentAt = "sent_at"
         case finishedAt = "finished_at"
+        case receivedAt = "received_at"
+        case receiptSurface = "receipt_surface"
     }
 }

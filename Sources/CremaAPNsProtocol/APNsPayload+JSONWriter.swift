@@ -16,13 +16,25 @@ extension APNsPayload.Notification {
     public func encode(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("aps")
+        aps.encode(to: &writer)
+        writer.endObject()
+    }
+}
+
+extension APNsPayload.Notification.APS {
+    /// The `aps` object alone, keys in code-point order (`alert`, `interruption-level`, `mutable-content`, `sound`,
+    /// `thread-id`), for bodies that add keys of their own beside it.
+    public func encode(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("alert")
-        aps.alert.encode(to: &writer)
-        writer.member("interruption-level", ifPresent: aps.interruptionLevel?.rawValue)
-        writer.member("sound", ifPresent: aps.sound)
-        writer.member("thread-id", ifPresent: aps.threadID)
-        writer.endObject()
+        alert.encode(to: &writer)
+        writer.member("interruption-level", ifPresent: interruptionLevel?.rawValue)
+        if let mutableContent {
+            writer.key("mutable-content")
+            writer.number(mutableContent)
+        }
+        writer.member("sound", ifPresent: sound)
+        writer.member("thread-id", ifPresent: threadID)
         writer.endObject()
     }
 }

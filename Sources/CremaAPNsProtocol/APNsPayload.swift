@@ -59,18 +59,24 @@ public enum APNsPayload {
             public var sound: String?
             public var interruptionLevel: InterruptionLevel?
             public var threadID: String?
+            /// 1 lets the app's Notification Service Extension see (and answer) the notification before it shows.
+            public var mutableContent: Int?
 
-            public init(alert: Alert, sound: String?, interruptionLevel: InterruptionLevel?, threadID: String?) {
+            public init(
+                alert: Alert, sound: String?, interruptionLevel: InterruptionLevel?, threadID: String?, mutableContent: Int? = nil
+            ) {
                 self.alert = alert
                 self.sound = sound
                 self.interruptionLevel = interruptionLevel
                 self.threadID = threadID
+                self.mutableContent = mutableContent
             }
 
             enum CodingKeys: String, CodingKey {
                 case alert, sound
                 case interruptionLevel = "interruption-level"
                 case threadID = "thread-id"
+                case mutableContent = "mutable-content"
             }
         }
     }

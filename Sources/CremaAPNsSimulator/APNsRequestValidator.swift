@@ -31,6 +31,16 @@ struct APNsRequestValidator: Sendable {
 
     /// The apps topics may name; empty accepts any well-formed topic.
     var bundleIDs: Set<String> = []
+    /// `APNsSimulatorConfiguration.startsNeedCollapseID`.
+    var startsNeedCollapseID = false
+
+    /// A push-to-start without `apns-collapse-id`, when the simulator holds starts to having one.
+    func checkStartCollapseID(_ exchange: SimulatorExchange, pushType: String) -> Result<Void, Refusal> {
+        guard startsNeedCollapseID, pushType == "liveactivity", exchange.header("apns-collapse-id") == nil,
+            let payload = try? JSONDecoder().decode(JSONValue.self, from: exchange.body), payload["aps"]?["event"]?.stringValue == "start"
+        else { return .success(()) }
+        return .failure(Refusal(400, "BadCollapseId", "a push-to-start needs apns-collapse-id, or a retried start makes a second activity"))
+    }
 
     /// The device token of `/3/device/<token>`, or the path refusal.
     func deviceToken(method: String, path: String) -> Result<String, Refusal> {

@@ -40,7 +40,7 @@ public final class APNsSimulator: Sendable {
         let certificate = try SimulatorCertificate.loadOrCreate(directory: configuration.directory, now: configuration.clock.now)
         let verifier = try ProviderTokenVerifier(keys: configuration.keys)
         let core = SimulatorCore(
-            validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs),
+            validator: APNsRequestValidator(bundleIDs: configuration.bundleIDs, startsNeedCollapseID: configuration.startsNeedCollapseID),
             verifier: verifier,
             channels: SimulatorChannels(limit: configuration.maxChannelsPerApp),
             maxRecords: configuration.maxRecords,

@@ -21,6 +21,10 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var maxChannelsPerApp: Int = 10_000
     /// When requests arrive and provider tokens are judged, and what the certificate's validity is checked against.
     public var clock: CremaClock
+    /// Refuses a push-to-start without `apns-collapse-id` (400 `BadCollapseId`). Apple does not, but a start sent
+    /// twice without one makes two activities on the phone (push-anchors P8), so Crema's own simulator holds Crema to
+    /// it; off for a stand-in of Apple's rules alone.
+    public var startsNeedCollapseID = false
 
     public init(
         host: String = "127.0.0.1",

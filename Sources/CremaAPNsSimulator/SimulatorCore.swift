@@ -320,7 +320,8 @@ final class SimulatorCore: Sendable {
         case .failure(let refusal): return .failure(refusal)
         case .success(let checked): pushType = checked
         }
-        return validator.checkBody(exchange.body, pushType: pushType)
+        if case .failure(let refusal) = validator.checkBody(exchange.body, pushType: pushType) { return .failure(refusal) }
+        return validator.checkStartCollapseID(exchange, pushType: pushType)
     }
 
     /// The provider token, checked the same way for every route: nil when it is good.

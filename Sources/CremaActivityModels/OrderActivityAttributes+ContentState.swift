@@ -30,6 +30,10 @@ extension OrderActivityAttributes {
         public var minimal: Minimal
         public var small: Small
         public var lockScreen: LockScreen
+        /// The receipt of the push that brought this state (`"crema":{"receipt":…}` carries the same string): the app
+        /// posts it to `POST /v1/me/receipts` when it observes the update (`Activity.contentUpdates`), so Crema can
+        /// tell the shop the phone got it. Optional and absent from stored states, so apps built before it decode on.
+        public var receipt: String?
 
         public init(
             status: OrderActivityStatus,
@@ -44,7 +48,8 @@ extension OrderActivityAttributes {
             compactTrailing: CompactTrailing,
             minimal: Minimal,
             small: Small,
-            lockScreen: LockScreen
+            lockScreen: LockScreen,
+            receipt: String? = nil
         ) {
             self.status = status
             self.step = step
@@ -59,6 +64,7 @@ extension OrderActivityAttributes {
             self.minimal = minimal
             self.small = small
             self.lockScreen = lockScreen
+            self.receipt = receipt
         }
     }
 }

@@ -10,11 +10,15 @@ public struct OrderActivityIdentity: Codable, Hashable, Sendable {
     public var storeID: String
     /// The number on the cup.
     public var number: Int
+    /// The receipt naming the one delivery that carried this key (absent in the attributes' copy): the app's
+    /// Notification Service Extension, or its code handling the push, posts it to `POST /v1/me/receipts`.
+    public var receipt: String?
 
-    public init(orderID: String, storeID: String, number: Int) {
+    public init(orderID: String, storeID: String, number: Int, receipt: String? = nil) {
         self.orderID = orderID
         self.storeID = storeID
         self.number = number
+        self.receipt = receipt
     }
 
     /// The wire names follow Crema's API (snake case), not Swift's: they are read by the app's own code, not by
@@ -23,5 +27,6 @@ public struct OrderActivityIdentity: Codable, Hashable, Sendable {
         case orderID = "order_id"
         case storeID = "store_id"
         case number
+        case receipt
     }
 }

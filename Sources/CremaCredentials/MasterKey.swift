@@ -31,6 +31,11 @@ public struct MasterKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A key of its own for `purpose`, derived with HKDF-SHA256, so no two uses of the master key share a key.
+    func derivedKey(purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data(purpose.utf8), outputByteCount: 32)
+    }
+
     public var description: String { "MasterKey(redacted)" }
 }
 

@@ -37,10 +37,11 @@ public struct APNsRuntime: Sendable {
             let key = APNsSigningKey.generate(keyID: simulatorKeyID, teamID: simulatorTeamID)
             let directory = dataDirectory.appendingPathComponent("apns-sim")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let configuration = APNsSimulatorConfiguration(
+            var configuration = APNsSimulatorConfiguration(
                 directory: directory.path, keys: [APNsSimulatorKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: key.publicKeyPEM)],
                 // Any app's topic: tenants add apps while it runs (Apple checks each token's topic; this stands in).
                 bundleIDs: [], clock: clock)
+            configuration.startsNeedCollapseID = true
             // Where it listens changes each start; serve publishes it in apns-sim/url once it listens (SimulatorURLFile).
             let simulator = try await APNsSimulator.start(configuration, logger: logger)
             let client = try APNsClient(

@@ -106,7 +106,8 @@ public struct CremaProcess: Sendable {
         let changes = ChangeFeed(pool: setup.pool, conninfo: setup.conninfo, clock: .system, logger: logger)
         let database = CremaDatabase(pool: setup.pool, reads: Self.standbyReads(setup), changes: changes, clock: setup.clock)
         let service = OrderService(
-            database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, clock: setup.clock, makeID: setup.makeID)
+            database: database, defaultBundleID: setup.defaultBundleID, limits: setup.limits, clock: setup.clock, makeID: setup.makeID,
+            receiptKey: setup.masterKey.map(DeliveryReceiptKey.init), onReceipts: ReceiptMetrics(registry: setup.registry).record)
         self.changes = changes
         self.service = service
         // One gate for every administrative and webhook POST of the process, so their duplicates meet in one place.
@@ -123,9 +124,11 @@ public struct CremaProcess: Sendable {
                 ?? apns.keyring(
                     database: database.apnsKeys, masterKey: setup.masterKey, privateDatabase: setup.privateDatabase, clock: setup.clock, logger: logger)
             keyring = ring
+            var configuration = setup.dispatcher
+            if configuration.receiptKey == nil { configuration.receiptKey = setup.masterKey.map(DeliveryReceiptKey.init) }
             dispatcher = Dispatcher(
                 store: database.deliveries, client: apns.client, keyring: ring, apnsKeys: database.apnsKeys, changes: changes,
-                configuration: setup.dispatcher, clock: setup.clock, registry: setup.registry, logger: logger)
+                configuration: configuration, clock: setup.clock, registry: setup.registry, logger: logger)
         }
         self.keyring = keyring
         self.dispatcher = dispatcher

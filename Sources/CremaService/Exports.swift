@@ -24,6 +24,8 @@
 @_exported public import struct CremaStore.StoredAPIKey
 @_exported public import struct CremaStore.StoredCustomerTokenSettings
 @_exported public import struct CremaStore.StoreChannelRecord
+@_exported public import struct CremaStore.PushFunnel
+@_exported public import struct CremaStore.RecordedReceipt
 // A command's identity (its Idempotency-Key) and its stored answer.
 @_exported public import struct CremaStore.IdempotentRequest
 @_exported public import struct CremaStore.CommandResponse

@@ -22,9 +22,13 @@ extension OrderService {
         orderID: UUID, in scope: TenantScope, token: String, environment: APNsEnvironment, bundleID: String?,
         customerRef: String? = nil, frequentUpdates: Bool
     ) async throws(StoreError) -> RegisteredToken {
-        try await database.tokens.putActivityToken(
+        let registered = try await database.tokens.putActivityToken(
             orderID: orderID, in: scope, token: token, environment: environment, bundleID: tokenApp(bundleID, tenant: scope.tenant),
             customerRef: customerRef, frequentUpdates: frequentUpdates)
+        // The registration is the receipt of this order's push-to-start: the activity it started is running (inferred).
+        let recorded = try await database.receipts.inferStarts(tenant: scope.tenant, orderID: orderID, at: clock.now)
+        if !recorded.isEmpty { onReceipts(recorded) }
+        return registered
     }
 
     /// Retires an order's Live Activity token; false when the order in `scope` has none.

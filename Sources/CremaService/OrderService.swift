@@ -18,6 +18,10 @@ public struct OrderService: Sendable {
     /// The service's clock, also for the work that runs beside commands (the expiry sweep, retention, erasure).
     public let clock: CremaClock
     private let makeID: @Sendable () -> UUID
+    /// Opens the receipts customers post (`POST /v1/me/receipts`); nil without `CREMA_MASTER_KEY`.
+    public let receiptKey: DeliveryReceiptKey?
+    /// Told of every receipt written for the first time (the process counts them: `crema_push_receipts_total`).
+    let onReceipts: @Sendable ([RecordedReceipt]) -> Void
 
     /// - Parameters:
     ///   - clock: the root's clock, injected so tests control time.
@@ -26,8 +30,11 @@ public struct OrderService: Sendable {
     public init(
         database: CremaDatabase, deliveryPolicy: DeliveryPolicy = DeliveryPolicy(),
         defaultBundleID: String = DeliveryPolicy.exampleBundleID, limits: TenantLimits = .defaults,
-        clock: CremaClock, makeID: @escaping @Sendable () -> UUID = UUID.init
+        clock: CremaClock, makeID: @escaping @Sendable () -> UUID = UUID.init, receiptKey: DeliveryReceiptKey? = nil,
+        onReceipts: @escaping @Sendable ([RecordedReceipt]) -> Void = { _ in }
     ) {
+        self.receiptKey = receiptKey
+        self.onReceipts = onReceipts
         self.database = database
         self.limits = TenantLimitsDirectory(defaults: limits, repository: database.limits, clock: clock)
         self.deliveryPolicy = deliveryPolicy

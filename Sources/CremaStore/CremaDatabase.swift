@@ -26,6 +26,8 @@ public struct CremaDatabase: Sendable {
     public let limits: TenantLimitsRepository
     /// Stores' broadcast channels, their waiting boards and announcements (docs/broadcast.md).
     public let broadcasts: BroadcastRepository
+    /// What phones said they received, and what Crema infers (`delivery_receipts`).
+    public let receipts: ReceiptRepository
     /// Told which stores each committed command changed; nil (tools such as `crema migrate`) tells nobody.
     public let changes: ChangeFeed?
     /// Where the board, the stream, the order lists and the customer's reads go: a standby when one is configured.
@@ -57,6 +59,7 @@ public struct CremaDatabase: Sendable {
         webhooks = WebhookRepository(pool: pool)
         limits = TenantLimitsRepository(pool: pool)
         broadcasts = BroadcastRepository(pool: pool)
+        receipts = ReceiptRepository(pool: pool, clock: clock)
     }
 
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it

@@ -30,12 +30,15 @@ public struct DeliveryLogEntry: Sendable, Hashable {
     public var expiresAt: Date?
     public var sentAt: Date?
     public var finishedAt: Date?
+    /// The delivery's first receipt: when the phone got it and how Crema knows.
+    public var receivedAt: Date?
+    public var receiptSurface: ReceiptSurface?
 
     public init(
         id: Int64, orderVersion: Int, orderEvent: OrderEventType?, targetKind: PushTargetKind?, token: String?, pushType: APNsPushType?,
         liveActivityEvent: LiveActivityEvent?, priority: Int?, collapseID: String?, state: DeliveryState, reasonCode: String, reason: String,
         attempts: Int, apnsStatus: Int?, apnsReason: String?, apnsID: UUID?, plannedAt: Date, notBefore: Date, expiresAt: Date?, sentAt: Date?,
-        finishedAt: Date?
+        finishedAt: Date?, receivedAt: Date? = nil, receiptSurface: ReceiptSurface? = nil
     ) {
         self.id = id
         self.orderVersion = orderVersion
@@ -58,5 +61,7 @@ public struct DeliveryLogEntry: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.sentAt = sentAt
         self.finishedAt = finishedAt
+        self.receivedAt = receivedAt
+        self.receiptSurface = receiptSurface
     }
 }

@@ -378,9 +378,11 @@ public struct DeliveryRepository: Sendable {
                 SELECT (SELECT count(*) FROM o) AS found, d.delivery_id, d.order_version, d.order_event, d.target_kind,
                        left(coalesce(p.token, ct.token), 8) AS token, d.push_type, d.la_event, d.priority, d.collapse_id, d.state,
                        d.reason_code, d.reason, d.attempts, d.last_status, d.last_reason, d.apns_id, d.created_at, d.run_at,
-                       d.expires_at, d.sent_at, d.finished_at
+                       d.expires_at, d.sent_at, d.finished_at, r.received_at, r.surface AS receipt_surface
                 FROM (SELECT 1) one
                 LEFT JOIN (delivery_outbox d JOIN o ON d.tenant_id = o.tenant_id AND d.store_id = o.store_id AND d.order_id = o.order_id) ON true
+                LEFT JOIN delivery_receipts r
+                       ON r.tenant_id = d.tenant_id AND r.store_id = d.store_id AND r.order_id = d.order_id AND r.delivery_id = d.delivery_id
                 LEFT JOIN push_targets p ON d.target_kind = 'live_activity' AND p.tenant_id = d.tenant_id AND p.target_id = d.target_id
                 LEFT JOIN customer_tokens ct ON d.target_kind <> 'live_activity' AND ct.tenant_id = d.tenant_id AND ct.token_id = d.target_id
                 ORDER BY d.delivery_id
@@ -406,7 +408,8 @@ public struct DeliveryRepository: Sendable {
                     apnsReason: try row.decode("last_reason", as: String?.self), apnsID: try row.decode("apns_id", as: UUID?.self),
                     plannedAt: try row.decode("created_at"), notBefore: try row.decode("run_at"),
                     expiresAt: try row.decode("expires_at", as: Date?.self), sentAt: try row.decode("sent_at", as: Date?.self),
-                    finishedAt: try row.decode("finished_at", as: Date?.self))
+                    finishedAt: try row.decode("finished_at", as: Date?.self), receivedAt: try row.decode("received_at", as: Date?.self),
+                    receiptSurface: try typed("receipt_surface", as: ReceiptSurface.self))
             }
         }
     }

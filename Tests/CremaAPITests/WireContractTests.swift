@@ -114,12 +114,25 @@ import Testing
             id: 1, orderVersion: 2, orderEvent: "ready", targetKind: "live_activity", token: "5c0e7d2a…", pushType: "liveactivity",
             liveActivityEvent: "update", priority: 10, collapseID: "c", state: "sent", reasonCode: "activity_update_urgent",
             reason: "…", attempts: 1, apnsStatus: 200, apnsReason: "x", apnsID: UUID().uuidString.lowercased(), plannedAt: Self.now,
-            notBefore: Self.now, expiresAt: Self.now, sentAt: Self.now, finishedAt: Self.now)
+            notBefore: Self.now, expiresAt: Self.now, sentAt: Self.now, finishedAt: Self.now, receivedAt: Self.now, receiptSurface: "activity")
         let (properties, required) = try document.keys(of: "Delivery")
         let written = try keys(entry)
         #expect(written == properties)
         #expect(required.isSubset(of: written))
         #expect(try keys(DeliveriesResponse(orderID: UUID(), deliveries: [])) == (try document.keys(of: "Deliveries").properties))
+    }
+
+    @Test("a receipt answer and a funnel stay within their schemas") func aReceiptAnswerAndAFunnelStayWithinTheirSchemas() throws {
+        #expect(try keys(ReceiptsResponse(accepted: 1, unknown: 0)) == (try document.keys(of: "ReceiptsAnswer").properties))
+        let step = FunnelResponse.Step(
+            pushType: "alert", event: nil, planned: 1, sent: 1, accepted: 1,
+            received: ["notification": 1, "activity": 0, "app": 0, "activity_token": 0, "widget_fetch": 0],
+            receiptSeconds: .init(p50: nil, p99: nil))
+        let funnel = FunnelResponse(since: Self.now, pushTypes: [step])
+        #expect(try keys(funnel) == (try document.keys(of: "Funnel").properties))
+        let items = try document.keys(try #require(try document.property("push_types", of: "Funnel")["items"] as? [String: Any]))
+        let written = try elementKeys(funnel, "push_types")
+        #expect(written == [items.properties] && items.required == items.properties)
     }
 
     @Test("requests read exactly the keys their schemas describe") func requestsReadExactlyTheKeysTheirSchemasDescribe() throws {

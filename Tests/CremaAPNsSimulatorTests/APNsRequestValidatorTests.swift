@@ -73,3 +73,30 @@ extension Result where Failure == APNsRequestValidator.Refusal {
     var refusal: Failure? { if case .failure(let refusal) = self { refusal } else { nil } }
     var failureReason: String? { refusal?.reason }
 }
+
+/// Crema's own rule on top of Apple's (push-anchors P8): with `startsNeedCollapseID`, a push-to-start must name what it
+/// starts in `apns-collapse-id`, so that a start sent twice collapses on the phone.
+@Suite struct StartCollapseIDRuleTests {
+    static let start = Data(#"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":{"title":"t"}}}"#.utf8)
+
+    static func exchange(collapseID: String?, body: Data = start) -> SimulatorExchange {
+        var headers: [(name: String, value: String)] = [("apns-push-type", "liveactivity")]
+        if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
+        return SimulatorExchange(method: "POST", uri: "/3/device/00112233445566778899", headers: headers, body: body, receivedAt: Date())
+    }
+
+    @Test("a start without apns-collapse-id is refused as BadCollapseId when the rule is on, and passes when it is off")
+    func aStartWithoutACollapseIDIsRefusedWhenTheRuleIsOn() {
+        let strict = APNsRequestValidator(startsNeedCollapseID: true)
+        let refusal = strict.checkStartCollapseID(Self.exchange(collapseID: nil), pushType: "liveactivity")
+        #expect(refusal.failureReason == "BadCollapseId")
+        #expect((try? strict.checkStartCollapseID(Self.exchange(collapseID: "start-1"), pushType: "liveactivity").get()) != nil)
+        #expect((try? APNsRequestValidator().checkStartCollapseID(Self.exchange(collapseID: nil), pushType: "liveactivity").get()) != nil)
+    }
+
+    @Test("an update or end needs no collapse id") func anUpdateOrEndNeedsNoCollapseID() {
+        let strict = APNsRequestValidator(startsNeedCollapseID: true)
+        let update = Data(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#.utf8)
+        #expect((try? strict.checkStartCollapseID(Self.exchange(collapseID: nil, body: update), pushType: "liveactivity").get()) != nil)
+    }
+}

@@ -198,14 +198,17 @@ import Testing
     func anyAlertNotificationIsFittedAndWrittenAsTheEncoderWritesIt() async {
         var tally = Tally()
         await propertyCheck(count: 300, input: Self.alertText, Self.text, Self.interruptionLevel, Self.sound) { alert, thread, level, sound in
-            let expected = APNsBodyBuilder.alert(alert, threadID: thread, interruptionLevel: level, sound: sound) { body in
+            // Crema's alerts carry the order and the receipt beside `aps`, and `mutable-content` for the extension.
+            let crema = OrderActivityIdentity(
+                orderID: "3f1c2a9e-8b7d-4c6e-9a5f-0d1e2f3a4b5c", storeID: "market-st", number: 42, receipt: DeliveryReceipt.placeholder)
+            let expected = APNsBodyBuilder.alert(alert, threadID: thread, interruptionLevel: level, sound: sound, crema: crema) { body in
                 let expected = APNsPayload.encode(body)
                 let written = APNsPayload.write { body.encode(to: &$0) }
                 #expect(written == expected, "\(String(decoding: written, as: UTF8.self))\nexpected:\n\(String(decoding: expected, as: UTF8.self))")
                 tally.drafts += 1
                 return expected
             }
-            let body = APNsBodyBuilder.alert(alert, threadID: thread, interruptionLevel: level, sound: sound)
+            let body = APNsBodyBuilder.alert(alert, threadID: thread, interruptionLevel: level, sound: sound, crema: crema)
             #expect(body == expected, "\(body.string)\nexpected:\n\(expected.string)")
             tally.add(body)
         }

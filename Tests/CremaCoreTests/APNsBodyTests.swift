@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test("the widget body is apples reload signal") func theWidgetBodyIsApplesReloadSignal() {
-        #expect(APNsBodyBuilder.widget.string == #"{"aps":{"content-changed":true}}"#)
+        #expect(APNsBodyBuilder.widget.string == #"{"aps":{"content-changed":true},"crema":{"receipt":""# + DeliveryReceipt.placeholder + #""}}"#)
     }
 
     /// The issue's "done when": 50 items with 60-character Japanese names.

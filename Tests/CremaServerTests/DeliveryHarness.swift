@@ -71,6 +71,7 @@ struct DeliveryHarness: Sendable {
             keys: ([key] + extraKeys).map { APNsSimulatorKey(keyID: $0.keyID, teamID: $0.teamID, publicKeyPEM: $0.publicKeyPEM) },
             clock: .system)
         simConfiguration.maxChannelsPerApp = maxChannelsPerApp
+        simConfiguration.startsNeedCollapseID = true
         let logger = Logger(label: "test")
         let simulator = try await APNsSimulator.start(simConfiguration, logger: logger)
         var configuration = APNsClientConfiguration.singleServer(simulator.baseURL, extraTrustRootsPEMFile: simulator.caFile)

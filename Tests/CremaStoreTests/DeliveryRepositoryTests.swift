@@ -1,4 +1,5 @@
 import CremaAPNsProtocol
+import CremaClock
 import CremaCore
 import CremaPostgres
 import CremaService
@@ -172,6 +173,27 @@ import Testing
             #expect(try await deliveries.prune(olderThan: 72 * 3600, now: Date()) == skipped)
             #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox", as: Int.self) == before - skipped)
             #expect(try await db.scalar("SELECT count(*) FROM delivery_outbox WHERE state = 'pending'", as: Int.self) == 1)
+        }
+    }
+
+    @Test("a receipt goes with its delivery when the delivery is pruned")
+    func aReceiptGoesWithItsDeliveryWhenTheDeliveryIsPruned() async throws {
+        try await TestDatabase.with { db in
+            let (_, id) = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let claimed = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date())
+            let alert = try #require(claimed.first)
+            try await deliveries.record([DeliveryResult(delivery: alert, outcome: .sent(status: 200, apnsID: nil))], now: Date())
+            let receipts = ReceiptRepository(pool: db.pool, clock: .system)
+            let recording = try await receipts.record(
+                [PostedReceipt(deliveryID: alert.id, orderID: id, surface: .notification, at: Date())], customerRef: "c-9", tenant: "default")
+            #expect(recording.known == 1 && recording.recorded.count == 1)
+            #expect(try await deliveries.log(orderID: id, in: .default)?.first { $0.id == alert.id }?.receiptSurface == .notification)
+            try await db.pool.withConnection { c in
+                _ = try await c.query("UPDATE delivery_outbox SET finished_at = finished_at - interval '4 days'")
+            }
+            try await deliveries.prune(olderThan: 72 * 3600, now: Date())
+            #expect(try await db.scalar("SELECT count(*) FROM delivery_receipts", as: Int.self) == 0)
         }
     }
 

@@ -217,7 +217,7 @@ private struct Planning {
             timestamp: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         plan.deliveries.append(PlannedDelivery(
             target: target.ref, pushType: .liveactivity, topic: APNsPushType.liveactivity.topic(bundleID: target.bundleID),
-            priority: 10, body: body, collapseID: nil,
+            priority: 10, body: body, collapseID: StartCollapseID.order(order.id),
             expiration: now.addingTimeInterval(policy.startLifetime), notBefore: now,
             liveActivityEvent: .start, apnsTimestamp: timestamp, reason: .activityStart,
             sentence: "No Live Activity is running but the customer has a push-to-start token: start one at priority 10 showing the order \(order.state.rawValue)."))

@@ -31,6 +31,7 @@ extension OrderActivityAttributes.ContentState {
         writer.member("pickupPoint", ifPresent: pickupPoint)
         writer.key("progress")
         try writer.number(progress)
+        writer.member("receipt", ifPresent: receipt)
         writer.key("small")
         writer.beginObject()
         writer.member("status", small.status)

@@ -28,8 +28,10 @@ public enum APNsBodyBuilder {
     /// Optional alert notification fields, least needed first.
     public static let alertDropOrder: [String] = ["aps.sound"]
 
-    /// The WidgetKit push body: it only tells WidgetKit to reload the timelines.
-    public static let widget = APNsBody(json: Data(#"{"aps":{"content-changed":true}}"#.utf8))
+    /// The WidgetKit push body: it tells WidgetKit to reload the timelines, and carries the push's receipt (which no
+    /// extension sees: a widget push is received as the widget's next `GET /v1/me/widget`, an inferred receipt).
+    public static let widget = APNsBody(
+        json: Data((#"{"aps":{"content-changed":true},"crema":{"receipt":""# + DeliveryReceipt.placeholder + #""}}"#).utf8))
 
     /// The wire shape of Crema's Live Activity pushes: the app's `ContentState` and attributes.
     typealias LiveActivityPayload = APNsPayload.LiveActivity<OrderActivityAttributes.ContentState, OrderActivityAttributes>
@@ -83,13 +85,16 @@ public enum APNsBodyBuilder {
 
     /// A plain alert notification (push type `alert`), threaded per order so a customer's messages about one
     /// order stack together.
+    /// `crema`, when given, goes beside `aps` with `mutable-content` set, so the app's Notification Service Extension
+    /// can post the receipt it carries.
     public static func alert(
         _ alert: AlertText,
         threadID: String,
         interruptionLevel: InterruptionLevel,
-        sound: String? = "default"
+        sound: String? = "default",
+        crema: OrderActivityIdentity? = nil
     ) -> APNsBody {
-        Self.alert(alert, threadID: threadID, interruptionLevel: interruptionLevel, sound: sound) { body in
+        Self.alert(alert, threadID: threadID, interruptionLevel: interruptionLevel, sound: sound, crema: crema) { body in
             APNsPayload.write { body.encode(to: &$0) }
         }
     }
@@ -100,13 +105,15 @@ public enum APNsBodyBuilder {
         threadID: String,
         interruptionLevel: InterruptionLevel,
         sound: String?,
-        encode: (APNsPayload.Notification) -> Data
+        crema: OrderActivityIdentity? = nil,
+        encode: (OrderAlertBody) -> Data
     ) -> APNsBody {
         let aps = APNsPayload.Notification.APS(
             alert: .init(title: alert.title, body: alert.body),
             sound: sound,
             interruptionLevel: interruptionLevel,
-            threadID: threadID)
+            threadID: threadID,
+            mutableContent: crema?.receipt == nil ? nil : 1)
         return APNsBodyFitter.fit(
             aps,
             drops: [{ $0.sound.take() }],
@@ -118,7 +125,7 @@ public enum APNsBodyBuilder {
                 // rather than failing the send.
                 aps.threadID = aps.threadID.map { TextByteCap.cap($0, to: max(cap, 64)) }
             },
-            encode: { encode(APNsPayload.Notification(aps: $0)) })
+            encode: { encode(OrderAlertBody(aps: $0, crema: crema)) })
     }
 
     /// The Live Activity body for `order` as it is now: projection, default timing, and the localized alert
@@ -155,7 +162,9 @@ public enum APNsBodyBuilder {
         alertFor alertEvent: OrderEventType?,
         timestamp: Date?
     ) -> LiveActivityPush {
-        let state = projection ?? OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
+        var state = projection ?? OrderProjector.contentState(order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
+        // The dispatcher puts the delivery's receipt in place of this when it sends (`DeliveryReceipt`).
+        state.receipt = DeliveryReceipt.placeholder
         let alert = alertEvent.map {
             OrderProjector.alert(for: $0, order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
         }
@@ -175,7 +184,9 @@ public enum APNsBodyBuilder {
             staleDate: LiveActivityTiming.staleDate(state, now: now),
             dismissalDate: event == .end ? LiveActivityTiming.dismissalDate(state.status, now: now) : nil,
             relevanceScore: LiveActivityTiming.relevanceScore(state, now: now),
-            identity: OrderActivityIdentity(orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number))
+            identity: OrderActivityIdentity(
+                orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number,
+                receipt: DeliveryReceipt.placeholder))
     }
 
     /// The alert notification for `event` on `order`.
@@ -188,7 +199,11 @@ public enum APNsBodyBuilder {
         locale: String
     ) -> APNsBody {
         let text = OrderProjector.alert(for: event, order: order, storeName: storeName, timeZone: timeZone, now: now, locale: locale)
-        return alert(text, threadID: order.id.uuidString.lowercased(), interruptionLevel: .forEvent(event))
+        return alert(
+            text, threadID: order.id.uuidString.lowercased(), interruptionLevel: .forEvent(event),
+            crema: OrderActivityIdentity(
+                orderID: order.id.uuidString.lowercased(), storeID: order.storeID, number: order.number,
+                receipt: DeliveryReceipt.placeholder))
     }
 
     // MARK: - Fitting

@@ -9,6 +9,7 @@ extension OrderActivityIdentity {
         writer.key("number")
         writer.number(number)
         writer.member("order_id", orderID)
+        writer.member("receipt", ifPresent: receipt)
         writer.member("store_id", storeID)
         writer.endObject()
     }

@@ -190,7 +190,8 @@ public struct BroadcastDispatcher: Service, CustomStringConvertible {
                 group.addTask {
                     let request = APNsRequest(
                         deviceToken: start.token, environment: APNsEnvironment(rawValue: start.environment) ?? .production, pushType: .liveactivity,
-                        topic: APNsPushType.liveactivity.topic(bundleID: channel.bundleID), priority: 10, body: body.json)
+                        topic: APNsPushType.liveactivity.topic(bundleID: channel.bundleID), priority: 10,
+                        collapseID: StartCollapseID.board(store: channel.storeID, customerRef: start.customerRef), body: body.json)
                     let retired: String?
                     do {
                         let response = try await client.send(request, signedBy: key)

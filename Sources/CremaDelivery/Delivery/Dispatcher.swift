@@ -3,6 +3,7 @@ import CremaAPNsProtocol
 public import CremaAPNs
 public import CremaClock
 import CremaCore
+import CremaCredentials
 import CremaPostgres
 public import CremaStore
 import Foundation
@@ -241,7 +242,7 @@ public struct Dispatcher: Service, CustomStringConvertible {
         let request = APNsRequest(
             deviceToken: token, environment: environment, pushType: delivery.pushType, topic: delivery.topic,
             priority: delivery.priority, expiration: delivery.expiresAt, collapseID: delivery.collapseID, apnsID: apnsID,
-            body: Data(delivery.body.utf8))
+            body: Data(Self.body(of: delivery, receiptKey: configuration.receiptKey).utf8))
         if delivery.attempts == 1 {
             metrics.recordLatency(.seconds(now.timeIntervalSince(delivery.plannedAt)), pushType: delivery.pushType)
         }
@@ -254,6 +255,14 @@ public struct Dispatcher: Service, CustomStringConvertible {
                 "APNs request failed", metadata: ["delivery": "\(delivery.id)", "token": "\(PushTokenValidation.redacted(token))", "error": "\(error.code)"])
             return DeliveryResult(delivery: delivery, outcome: retry(delivery, status: nil, reason: error.code, after: nil), apnsID: apnsID)
         }
+    }
+
+    /// The body as it goes out: the delivery's receipt in place of the planner's placeholder (an HMAC and one pass over
+    /// at most 4 KB; a body without the placeholder, as a broadcast's, is returned as it is).
+    static func body(of delivery: ClaimedDelivery, receiptKey: DeliveryReceiptKey?) -> String {
+        guard let receiptKey else { return delivery.body }
+        return DeliveryReceipt.filling(
+            delivery.body, with: receiptKey.receipt(tenant: delivery.tenantID, deliveryID: delivery.id, orderID: delivery.orderID))
     }
 
     /// What the outbox row becomes after APNs' answer (docs/apns.md §3, via `APNsDisposition`).

@@ -1,4 +1,5 @@
 public import CremaCore
+public import CremaCredentials
 
 /// How a dispatcher claims and sends: sizes, lease, wake-up fallback, retention, retries.
 public struct DispatcherConfiguration: Sendable {
@@ -17,6 +18,9 @@ public struct DispatcherConfiguration: Sendable {
     /// Finished rows older than this are pruned (the planner looks back 24 hours, so keep more).
     public var retention: Double = 72 * 3600
     public var retry = RetryPolicy()
+    /// Makes each push's receipt as it is sent (`DeliveryReceipt`); nil (no `CREMA_MASTER_KEY`): bodies keep the
+    /// placeholder, and no receipt can be posted.
+    public var receiptKey: DeliveryReceiptKey?
 
     public init() {}
 }

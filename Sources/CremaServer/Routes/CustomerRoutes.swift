@@ -19,6 +19,24 @@ struct CustomerRoutes {
         router.put("/v1/me/tokens/{kind}/{token}") { request, context in try await self.putToken(request, context) }
         router.delete("/v1/me/tokens/{kind}/{token}") { request, context in try await self.deleteToken(request, context) }
         router.get("/v1/me/widget") { request, context in try await self.widget(request, context) }
+        router.post("/v1/me/receipts") { request, context in try await self.postReceipts(request, context) }
+    }
+
+    /// Receipts need no Idempotency-Key: posting the same receipts again writes nothing and answers the same counts.
+    func postReceipts(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
+        let customer = try context.authorizeCustomer()
+        let body = try WireCoding.decode(ReceiptsRequest.self, from: try await request.bodyData(context: context))
+        guard body.receipts.count <= OrderService.receiptsPerRequest else {
+            throw APIError.invalidField(field: "receipts", reason: "holds more than \(OrderService.receiptsPerRequest) receipts")
+        }
+        let posts = try body.receipts.enumerated().map { index, item in
+            guard let surface = ReceiptSurface(rawValue: item.surface), ReceiptSurface.posted.contains(surface) else {
+                throw APIError.invalidField(field: "receipts[\(index)].surface", reason: "is not one of notification, activity, app")
+            }
+            return OrderService.ReceiptPost(receipt: item.receipt, surface: surface, at: item.at)
+        }
+        let answer = try await service.recordReceipts(posts, customerRef: customer.ref, tenant: customer.tenant)
+        return try JSONResponse.make(.accepted, ReceiptsResponse(accepted: answer.accepted, unknown: answer.unknown))
     }
 
     func orders(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
@@ -82,6 +100,8 @@ struct CustomerRoutes {
     func widget(_ request: Request, _ context: CremaRequestContext) async throws -> Response {
         let customer = try context.authorizeCustomer()
         let orders = try await service.customerOrders(customerRef: customer.ref, tenant: customer.tenant)
+        // The fetch is the receipt of the widget pushes that asked for it (inferred).
+        try await service.widgetFetched(customerRef: customer.ref, tenant: customer.tenant)
         return try ConditionalResponse.make(request, Self.widgetFeed(orders))
     }
 
@@ -107,8 +127,13 @@ struct CustomerRoutes {
     /// The outbox body as APNs accepted it, read back into what the app needs to reconcile.
     static func delivered(_ push: DeliveredActivityPush) -> DeliveredActivityState? {
         guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(push.body.utf8)), let aps = body["aps"],
-            let contentState = aps["content-state"]
+            var contentState = aps["content-state"]
         else { return nil }
+        // The stored body holds the receipt's placeholder (the real one was put in at sending, never stored): leave it out.
+        if case .object(var members) = contentState {
+            members["receipt"] = nil
+            contentState = .object(members)
+        }
         return DeliveredActivityState(
             event: push.event, timestamp: aps["timestamp"]?.intValue, contentState: contentState,
             staleDate: aps["stale-date"]?.intValue, dismissalDate: aps["dismissal-date"]?.intValue, deliveredAt: push.sentAt)

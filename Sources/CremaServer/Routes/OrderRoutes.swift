@@ -131,6 +131,7 @@ extension DeliveryResponse {
             priority: entry.priority, collapseID: entry.collapseID, state: entry.state.rawValue, reasonCode: entry.reasonCode,
             reason: entry.reason, attempts: entry.attempts, apnsStatus: entry.apnsStatus, apnsReason: entry.apnsReason,
             apnsID: entry.apnsID?.uuidString.lowercased(), plannedAt: entry.plannedAt, notBefore: entry.notBefore,
-            expiresAt: entry.expiresAt, sentAt: entry.sentAt, finishedAt: entry.finishedAt)
+            expiresAt: entry.expiresAt, sentAt: entry.sentAt, finishedAt: entry.finishedAt, receivedAt: entry.receivedAt,
+            receiptSurface: entry.receiptSurface?.rawValue)
     }
 }

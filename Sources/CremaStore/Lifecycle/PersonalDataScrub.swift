@@ -5,7 +5,7 @@ import Foundation
 /// The one statement that removes personal data from orders, shared by erasure and retention so that both remove the
 /// same things (docs/data-lifecycle.md): the order's customer ref, display name and free-text reasons, the same keys in
 /// its events' `data`, its stored projection (recomputed without the name), its outbox bodies (alert texts and
-/// attributes carry the name), its webhook events' bodies, and its Live Activity tokens. Counts, items, states and times stay.
+/// attributes carry the name), its webhook events' bodies, its deliveries' receipts (when the phone got each push), and its Live Activity tokens. Counts, items, states and times stay.
 enum PersonalDataScrub {
     /// The `order_events.data` keys that hold personal data (`reason` is free text except on `expired`, a code).
     static let eventKeys = ["customer_ref", "display_name", "reason"]
@@ -48,7 +48,7 @@ enum PersonalDataScrub {
     }
 
     /// CTEs `p` (the targets), `scrubbed_orders`, `scrubbed_events`, `scrubbed_deliveries`, `scrubbed_webhook_events` (the
-    /// order and token objects in webhook bodies, still to be sent or not) and `removed_activity_tokens`,
+    /// order and token objects in webhook bodies, still to be sent or not), `removed_receipts` and `removed_activity_tokens`,
     /// to follow `WITH` and be followed by more CTEs or the final SELECT (after a comma). The transaction must have
     /// run `erasureSettings`, the one exception `order_events`' trigger allows. Pending pushes of these orders
     /// are withdrawn (`superseded`): their tokens are gone.
@@ -80,6 +80,10 @@ enum PersonalDataScrub {
         ), scrubbed_webhook_events AS (
             UPDATE webhook_events w SET customer_ref = NULL, body = \(WebhookOutbox.redactedBody("w.body"))
             FROM p WHERE w.tenant_id = p.tenant_id AND w.store_id = p.store_id AND w.order_id = p.order_id
+            RETURNING 1
+        ), removed_receipts AS (
+            DELETE FROM delivery_receipts r USING p
+            WHERE r.tenant_id = p.tenant_id AND r.store_id = p.store_id AND r.order_id = p.order_id
             RETURNING 1
         ), removed_activity_tokens AS (
             DELETE FROM push_targets t USING p
