@@ -10,22 +10,22 @@ enum DeliveryPlanning {
     /// How far back the planner looks: the widget cap counts a rolling day.
     static let historyWindow: TimeInterval = 24 * 60 * 60
 
-    /// A CTE body listing the active targets of the order (a CTE named `o` with `tenant_id`, `store_id`,
-    /// `order_id`, `customer_ref`), as `kind, id, environment, registered_at, bundle_id, frequent_updates` (the last true
+    /// A CTE body listing the active targets of the order (a CTE named `o` with `store_id`, `order_id`,
+    /// `customer_ref`, of `tenant`: named on each table, so Citus routes the statement to the tenant's shard), as `kind, id, environment, registered_at, bundle_id, frequent_updates` (the last true
     /// for every customer token: only a Live Activity registration says otherwise). A token's app is the one
     /// it registered with, else `defaultBundleID` (given for the default tenant only: `CREMA_APNS_TOPIC`), else the
     /// tenant's default app.
-    static func targets<SQL: PostgresSQL>(defaultBundleID: String?) -> SQL {
+    static func targets<SQL: PostgresSQL>(tenant: String, defaultBundleID: String?) -> SQL {
         """
         SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
-               coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)) AS bundle_id,
+               coalesce(p.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = \(tenant))) AS bundle_id,
                p.frequent_updates
         FROM push_targets p, o
-        WHERE p.tenant_id = o.tenant_id AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
+        WHERE p.tenant_id = \(tenant) AND p.store_id = o.store_id AND p.order_id = o.order_id AND p.retired_at IS NULL
         UNION ALL
         SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
-               coalesce(c.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = o.tenant_id)), true
-        FROM customer_tokens c, o WHERE c.tenant_id = o.tenant_id AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL
+               coalesce(c.bundle_id, \(defaultBundleID), (SELECT default_bundle_id FROM tenants WHERE tenant_id = \(tenant))), true
+        FROM customer_tokens c, o WHERE c.tenant_id = \(tenant) AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL
         """
     }
 
@@ -41,7 +41,7 @@ enum DeliveryPlanning {
     /// change again): without the rows that event wrote (the order's, at its current version), and with the rows it
     /// superseded (the order's, superseded at the order's `updated_at`, the event's time) still pending. `o` then also
     /// names `order_id`, `version` and `updated_at`.
-    static func selectColumns<SQL: PostgresSQL>(now: Date, beforeLastChange: Bool = false) -> SQL {
+    static func selectColumns<SQL: PostgresSQL>(tenant: String, now: Date, beforeLastChange: Bool = false) -> SQL {
         let since = now.addingTimeInterval(-historyWindow)
         let state: SQL = beforeLastChange
             ? """
@@ -60,7 +60,7 @@ enum DeliveryPlanning {
                    extract(epoch FROM d.run_at)::float8 AS run_at, d.apns_timestamp
             FROM t CROSS JOIN LATERAL (
                 SELECT * FROM delivery_outbox d
-                WHERE d.tenant_id = (SELECT tenant_id FROM o) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > \(since)
+                WHERE d.tenant_id = \(tenant) AND d.target_kind = t.kind AND d.target_id = t.id AND d.created_at > \(since)
                 OFFSET 0
             ) d
             \(lastChange)

@@ -92,19 +92,21 @@ enum OrderStatements {
                 RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
-            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
-            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(now: now) as SQL)
+            ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
+            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM s
             """
         }
     }
 
-    /// The order's store's name and time zone, beside a row of `orders`: what the planner needs of the store, read
-    /// the same way by the command's read and the preview's.
-    static let storeColumns: StaticString = """
-        (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-        (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+    /// The order's store's name and time zone, beside a row of `orders` of `tenant`: what the planner needs of the store,
+    /// read the same way by the command's read and the preview's.
+    static func storeColumns<SQL: PostgresSQL>(tenant: String) -> SQL {
         """
+        (SELECT name FROM stores s WHERE s.tenant_id = \(tenant) AND s.store_id = orders.store_id) AS store_name,
+        (SELECT timezone FROM stores s WHERE s.tenant_id = \(tenant) AND s.store_id = orders.store_id) AS store_timezone
+        """
+    }
 
     /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions.
     struct OrderRead: PostgresStatementShape {
@@ -117,11 +119,11 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH o AS (
-                SELECT tenant_id, \(unescaped: OrderRow.columns), \(unescaped: OrderStatements.storeColumns),
+                SELECT tenant_id, \(unescaped: OrderRow.columns), \(OrderStatements.storeColumns(tenant: scope.tenant) as SQL),
                        (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = orders.tenant_id) AS events_per_order
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id) FOR UPDATE
-            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
-            SELECT o.*, \(DeliveryPlanning.selectColumns(now: now) as SQL)
+            ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
             """
         }
@@ -139,10 +141,10 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH o AS (
-                SELECT tenant_id, \(unescaped: OrderRow.columns), \(unescaped: OrderStatements.storeColumns)
+                SELECT tenant_id, \(unescaped: OrderRow.columns), \(OrderStatements.storeColumns(tenant: scope.tenant) as SQL)
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id)
-            ), t AS (\(DeliveryPlanning.targets(defaultBundleID: defaultBundleID) as SQL))
-            SELECT o.*, \(DeliveryPlanning.selectColumns(now: now, beforeLastChange: true) as SQL)
+            ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
+            SELECT o.*, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now, beforeLastChange: true) as SQL)
             FROM o
             """
         }

@@ -22,8 +22,8 @@ import Testing
                 orderID: order, in: .default, token: token, environment: .sandbox, bundleID: nil)
             let statement: PostgresQuery = """
                 WITH o AS (SELECT tenant_id, store_id, order_id, customer_ref FROM orders WHERE tenant_id = \("default") AND order_id = \(order)),
-                t AS (\(DeliveryPlanning.targets(defaultBundleID: "cafe.crema.test")))
-                SELECT \(DeliveryPlanning.selectColumns(now: Date())) FROM o
+                t AS (\(DeliveryPlanning.targets(tenant: "default", defaultBundleID: "cafe.crema.test")))
+                SELECT \(DeliveryPlanning.selectColumns(tenant: "default", now: Date())) FROM o
                 """
             let arguments = statement.binds.map { value in
                 value.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
