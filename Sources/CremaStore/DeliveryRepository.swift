@@ -61,7 +61,7 @@ public struct DeliveryRepository: Sendable {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT t.tenant_id FROM tenants t
+                SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                 WHERE EXISTS (
                     SELECT 1 FROM delivery_outbox d
                     WHERE d.tenant_id = t.tenant_id AND d.finished_at IS NULL AND d.run_at <= \(now) AND d.state = 'pending'

@@ -176,7 +176,7 @@ public struct BroadcastRepository: Repository {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT t.tenant_id FROM tenants t
+                    SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                     WHERE EXISTS (
                         SELECT 1 FROM broadcast_outbox b
                         WHERE b.tenant_id = t.tenant_id AND b.due_at <= \(now) AND (b.leased_until IS NULL OR b.leased_until < \(now)))

@@ -54,13 +54,15 @@ public struct LifecycleRepository: Repository {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT t.tenant_id FROM tenants t
+                    SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                     WHERE EXISTS (
                         SELECT 1 FROM orders o
                         WHERE o.tenant_id = t.tenant_id AND o.state IN ('picked_up', 'canceled') AND o.personal_data_removed_at IS NULL
                           AND o.updated_at < \(cutoff))
-                       OR EXISTS (SELECT 1 FROM customer_tokens c WHERE c.tenant_id = t.tenant_id AND c.retired_at < \(cutoff))
-                    ORDER BY t.tenant_id
+                    UNION
+                    -- A customer's tokens need no store: their tenants, read without the reference table (TenantSurvey).
+                    SELECT DISTINCT c.tenant_id FROM customer_tokens c WHERE c.retired_at < \(cutoff)
+                    ORDER BY 1
                     """
                 ).map { try $0.decode("tenant_id") }
             }

@@ -199,7 +199,7 @@ public struct WebhookRepository: Repository {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT t.tenant_id FROM tenants t
+                SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenantsWithEndpoints) t
                 WHERE EXISTS (
                     SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = t.tenant_id AND d.state = 'pending' AND d.run_at <= \(now))
                 ORDER BY t.tenant_id
