@@ -77,7 +77,7 @@ public struct LifecycleRepository: Repository {
             try await pool.withTransaction { connection in
                 let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
-                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    SELECT \(PersonalDataScrub.selectList(tenant: tenant)) FROM orders
                     WHERE tenant_id = \(tenant) AND state IN ('picked_up', 'canceled') AND personal_data_removed_at IS NULL
                       AND updated_at < \(cutoff)
                     ORDER BY updated_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
@@ -86,7 +86,7 @@ public struct LifecycleRepository: Repository {
                 ])
                 let targets = try answers[PersonalDataScrub.erasureSettings.count].map(PersonalDataScrub.target(from:))
                 guard !targets.isEmpty else { return 0 }
-                _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, at: now)) SELECT 1")
+                _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, tenant: tenant, at: now)) SELECT 1")
                 return targets.count
             }
         }
@@ -100,7 +100,7 @@ public struct LifecycleRepository: Repository {
             try await pool.withTransaction { connection in
                 let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
-                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    SELECT \(PersonalDataScrub.selectList(tenant: tenant)) FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) ORDER BY placed_at FOR UPDATE
                     """,
                     """
@@ -117,7 +117,7 @@ public struct LifecycleRepository: Repository {
                 let refField = #""customer_ref":"# + String(decoding: try JSONEncoder.withoutEscapingSlashes.encode(customerRef), as: UTF8.self)
                 let row = try await connection.query(
                     """
-                    WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
+                    WITH \(try PersonalDataScrub.ctes(targets, tenant: tenant, at: now)), removed_tokens AS (
                         DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
                     ), removed_board_tokens AS (
                         DELETE FROM board_start_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
