@@ -119,11 +119,12 @@ public struct IdempotencyRepository: Repository {
         }
     }
 
-    /// The key's row while this claim still holds it.
+    /// The key's row while this claim still holds it. The time is bound as a timestamp (formatted to the microsecond,
+    /// as it was written), not compared through extract(): Citus refuses a stable function of a column in a DELETE.
     private static func held(_ claim: IdempotencyClaim) -> PostgresQuery {
         """
         tenant_id = \(claim.tenant) AND store_id = '' AND scope = \(claim.request.scope) AND idempotency_key = \(claim.request.key)
-          AND response_status = 0 AND (extract(epoch FROM created_at) * 1000000)::bigint = \(claim.claimedAt)
+          AND response_status = 0 AND created_at = \(Date(timeIntervalSince1970: Double(claim.claimedAt) / 1_000_000))
         """
     }
 }
