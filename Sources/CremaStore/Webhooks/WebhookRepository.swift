@@ -282,18 +282,17 @@ public struct WebhookRepository: Repository {
         _ = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                WITH next AS (
-                    -- A failure after its endpoint was disabled (another request got 410 meanwhile) is dead: nothing more
-                    -- goes to that endpoint.
-                    SELECT CASE WHEN \(state) = 'pending' AND EXISTS (
-                        SELECT 1 FROM webhook_endpoints WHERE tenant_id = \(delivery.tenant) AND endpoint_id = \(delivery.endpointID)
-                          AND disabled_at IS NOT NULL) THEN 'dead' ELSE \(state) END AS state
-                ), outcome AS (
+                WITH outcome AS (
                     UPDATE webhook_deliveries d SET state = next.state, last_status = \(status), last_error = \(error),
                            run_at = coalesce(\(runAt)::timestamptz, d.run_at), locked_until = NULL,
                            sent_at = CASE WHEN next.state = 'sent' THEN \(now)::timestamptz END,
                            finished_at = CASE WHEN next.state IN ('sent', 'dead') THEN \(now)::timestamptz END
-                    FROM next
+                    -- A failure after its endpoint was disabled (another request got 410 meanwhile) is dead: nothing more
+                    -- goes to that endpoint. Read by a join to the delivery's endpoint (which its foreign key keeps),
+                    -- not a CTE of its own: Citus ran that one on the worker as a nested distributed query and refused
+                    -- it ("cannot execute a distributed query from a query on a shard").
+                    FROM (SELECT CASE WHEN \(state) = 'pending' AND e.disabled_at IS NOT NULL THEN 'dead' ELSE \(state) END AS state
+                          FROM webhook_endpoints e WHERE e.tenant_id = \(delivery.tenant) AND e.endpoint_id = \(delivery.endpointID)) next
                     WHERE d.tenant_id = \(delivery.tenant) AND d.delivery_id = \(delivery.id) AND d.state = 'inflight' AND d.attempts = \(delivery.attempts)
                     RETURNING 1
                 ), disabled AS (
