@@ -70,8 +70,7 @@
 \set key random(1, 9000000000000000000)
 BEGIN ISOLATION LEVEL READ COMMITTED;
 INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
-SELECT 'default', k.store_id, 'pos', :key, 'POST /v1/orders', :placed_request, 0, '', now()::timestamptz
-FROM (SELECT ('s' || :st)::text AS store_id) k
+VALUES ('default', ('s' || :st), 'pos', :key, 'POST /v1/orders', :placed_request, 0, '', now()::timestamptz)
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = EXCLUDED.created_at
@@ -191,8 +190,8 @@ SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 FROM o;
 \if :stage = 1
 INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
-SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"barista":"Sam","type":"started"}', 0, '', now()::timestamptz
-FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+SELECT k.tenant_id, k.store_id, 'barista'::text, :key::text, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events')::text, '{"barista":"Sam","type":"started"}'::text, 0, '', now()::timestamptz
+FROM orders k WHERE k.tenant_id = 'default' AND (NULL::text[] IS NULL OR k.store_id = ANY(NULL::text[])) AND k.order_id = md5(:oid::text)::uuid
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = EXCLUDED.created_at
@@ -200,8 +199,8 @@ ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
 RETURNING 1;
 \elif :stage = 2
 INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
-SELECT 'default', k.store_id, 'barista', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"ready"}', 0, '', now()::timestamptz
-FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+SELECT k.tenant_id, k.store_id, 'barista'::text, :key::text, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events')::text, '{"type":"ready"}'::text, 0, '', now()::timestamptz
+FROM orders k WHERE k.tenant_id = 'default' AND (NULL::text[] IS NULL OR k.store_id = ANY(NULL::text[])) AND k.order_id = md5(:oid::text)::uuid
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = EXCLUDED.created_at
@@ -209,8 +208,8 @@ ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
 RETURNING 1;
 \else
 INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
-SELECT 'default', k.store_id, 'pos', :key, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events'), '{"type":"picked_up"}', 0, '', now()::timestamptz
-FROM (SELECT store_id FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid) k
+SELECT k.tenant_id, k.store_id, 'pos'::text, :key::text, ('POST /v1/orders/' || md5(:oid::text)::uuid || '/events')::text, '{"type":"picked_up"}'::text, 0, '', now()::timestamptz
+FROM orders k WHERE k.tenant_id = 'default' AND (NULL::text[] IS NULL OR k.store_id = ANY(NULL::text[])) AND k.order_id = md5(:oid::text)::uuid
 ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
         response_status = 0, response_body = '', created_at = EXCLUDED.created_at

@@ -63,7 +63,7 @@ public struct DeliveryRepository: Sendable {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT t.tenant_id FROM tenants t
+                SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                 WHERE EXISTS (
                     SELECT 1 FROM delivery_outbox d
                     WHERE d.tenant_id = t.tenant_id AND d.finished_at IS NULL AND d.run_at <= \(now) AND d.state = 'pending'
@@ -114,13 +114,13 @@ public struct DeliveryRepository: Sendable {
               AND \(Self.signable(by: apps))
               -- Only Live Activity rows have an order to keep; the CASE spares every other row two function calls.
               AND CASE WHEN d.push_type = 'liveactivity' THEN
-                  (\(unescaped: DeliveryOrderingSQL.staleness)) IS NULL AND NOT \(unescaped: DeliveryOrderingSQL.sequenceBusy)
+                  (\(DeliveryOrderingSQL.staleness(tenant: tenant) as PostgresQuery)) IS NULL AND NOT \(DeliveryOrderingSQL.sequenceBusy(tenant: tenant) as PostgresQuery)
                   ELSE true END
             ORDER BY run_at, delivery_id LIMIT \(limit) FOR UPDATE SKIP LOCKED
         ), u AS (
             UPDATE delivery_outbox d SET state = 'inflight', attempts = d.attempts + 1,
                    locked_until = \(now)::timestamptz + make_interval(secs => \(seconds)), lease = \(leaseID)
-            FROM c WHERE d.tenant_id = c.tenant_id AND d.store_id = c.store_id AND d.order_id = c.order_id AND d.delivery_id = c.delivery_id
+            FROM c WHERE d.tenant_id = \(tenant) AND d.store_id = c.store_id AND d.order_id = c.order_id AND d.delivery_id = c.delivery_id
             RETURNING d.tenant_id, d.store_id, d.bundle_id, d.delivery_id, d.order_id, d.target_kind, d.target_id, d.push_type, d.priority, d.topic,
                       d.collapse_id, d.body, d.expires_at, d.attempts, d.max_attempts, d.created_at
         )
@@ -128,10 +128,10 @@ public struct DeliveryRepository: Sendable {
         FROM u
         LEFT JOIN LATERAL (
             SELECT p.token, p.environment, p.retired_at FROM push_targets p
-            WHERE u.target_kind = 'live_activity' AND p.tenant_id = u.tenant_id AND p.target_id = u.target_id
+            WHERE u.target_kind = 'live_activity' AND p.tenant_id = \(tenant) AND p.target_id = u.target_id
             UNION ALL
             SELECT ct.token, ct.environment, ct.retired_at FROM customer_tokens ct
-            WHERE u.target_kind <> 'live_activity' AND ct.tenant_id = u.tenant_id AND ct.token_id = u.target_id
+            WHERE u.target_kind <> 'live_activity' AND ct.tenant_id = \(tenant) AND ct.token_id = u.target_id
         ) k ON true
         ORDER BY u.delivery_id
         """
@@ -168,7 +168,7 @@ public struct DeliveryRepository: Sendable {
             SELECT d.tenant_id, d.store_id, d.order_id, d.delivery_id, s.code
             FROM delivery_outbox d
             -- OFFSET 0 keeps the rule to one evaluation per row.
-            CROSS JOIN LATERAL (SELECT \(unescaped: DeliveryOrderingSQL.staleness) AS code OFFSET 0) s
+            CROSS JOIN LATERAL (SELECT \(DeliveryOrderingSQL.staleness(tenant: tenant) as PostgresQuery) AS code OFFSET 0) s
             -- delivery_outbox_open_activity: the tenant's unfinished Live Activity rows, a handful at any time.
             WHERE d.tenant_id = \(tenant) AND d.finished_at IS NULL AND d.push_type = 'liveactivity' AND d.state = 'pending'
               AND s.code IS NOT NULL
@@ -178,7 +178,7 @@ public struct DeliveryRepository: Sendable {
         SET state = 'superseded', finished_at = \(now), locked_until = NULL,
             reason = coalesce(\(withdrawalSentences)::jsonb ->> s.code, s.code) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')',
             reason_code = s.code
-        FROM stale s WHERE d.tenant_id = s.tenant_id AND d.store_id = s.store_id AND d.order_id = s.order_id AND d.delivery_id = s.delivery_id
+        FROM stale s WHERE d.tenant_id = \(tenant) AND d.store_id = s.store_id AND d.order_id = s.order_id AND d.delivery_id = s.delivery_id
         """
     }
 
@@ -240,9 +240,18 @@ public struct DeliveryRepository: Sendable {
             }
             return row
         }
-        let json = try PostgresJSON(encoding: rows)
-        _ = try await pool.withConnection { connection in
-            try await connection.query(
+        // One statement per tenant, all in one round trip: each names its tenant on every table, so under Citus it
+        // runs on that tenant's shard (a batch of several tenants' outcomes in one statement could not be routed).
+        var byTenant: [String: [ResultRow]] = [:]
+        for row in rows { byTenant[row.tenant_id, default: []].append(row) }
+        let statements = try byTenant.keys.sorted().map { tenant in
+            try Self.recording(tenant: tenant, json: PostgresJSON(encoding: byTenant[tenant] ?? []), now: now)
+        }
+        _ = try await pool.withConnection { connection in try await connection.pipeline(statements) }
+    }
+
+    /// The statement that writes `tenant`'s outcomes (`json`, rows of ``ResultRow``) with their webhook events.
+    private static func recording(tenant: String, json: PostgresJSON, now: Date) -> PostgresQuery {
                 """
                 WITH r AS (
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
@@ -251,9 +260,9 @@ public struct DeliveryRepository: Sendable {
                 ), checked AS (
                     -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
                     -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
-                    SELECT r.*, CASE WHEN r.state = 'pending' THEN \(unescaped: DeliveryOrderingSQL.staleness) END AS stale
+                    SELECT r.*, CASE WHEN r.state = 'pending' THEN \(DeliveryOrderingSQL.staleness(tenant: tenant) as PostgresQuery) END AS stale
                     FROM r JOIN delivery_outbox d
-                        ON d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
+                        ON d.tenant_id = \(tenant) AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
                 ), outcome AS (
                     UPDATE delivery_outbox d
                     SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
@@ -271,46 +280,58 @@ public struct DeliveryRepository: Sendable {
                         finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN \(now)::timestamptz END
                     -- Only the attempt this outcome is of: a late outcome of an earlier claim (its lease ran out and the
                     -- row was claimed again) must not overwrite the newer attempt's.
-                    FROM checked r WHERE d.tenant_id = r.tenant_id AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
+                    FROM checked r WHERE d.tenant_id = \(tenant) AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
                       AND d.state = 'inflight'
                       AND d.attempts = r.attempts
                     RETURNING d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.state, d.push_type, d.target_kind, d.la_event, d.attempts,
                               d.last_status, d.last_reason
                 ), activity AS (
                     UPDATE push_targets p SET retired_at = \(now), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = r.tenant_id AND p.target_id = r.retire_id AND p.retired_at IS NULL
+                    FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = \(tenant) AND p.target_id = r.retire_id AND p.retired_at IS NULL
                       AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
                     RETURNING p.tenant_id, p.store_id, p.order_id, p.customer_ref, p.kind, p.token, p.retired_reason
                 ), customer AS (
                     UPDATE customer_tokens c SET retired_at = \(now), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = r.tenant_id AND c.token_id = r.retire_id
+                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = \(tenant) AND c.token_id = r.retire_id
                       AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
                     RETURNING c.tenant_id, NULL::text AS store_id, NULL::uuid AS order_id, c.customer_ref, c.kind, c.token, c.retired_reason
-                ), \(WebhookOutbox.dispatcherCTEs(at: now))
+                ), \(WebhookOutbox.dispatcherCTEs(tenant: tenant, at: now))
                 SELECT 1
-                """)
-        }
+                """
     }
 
     /// Puts rows whose lease ran out by `now` (a dispatcher died mid-send) back to pending, or dead when out of attempts,
-    /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued.
+    /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued. Tenant by tenant:
+    /// first the tenants with an expired lease (a read without locks, which Citus fans out), then one statement each
+    /// that names the tenant on every table (the rescue feeds webhook inserts, which Citus runs only on one shard).
     @discardableResult
     public func rescueExpiredLeases(at now: Date) async throws -> Int {
         try await pool.withConnection { connection in
-            try await connection.query(
+            let tenants: [String] = try await connection.query(
                 """
-                WITH outcome AS (
-                    UPDATE delivery_outbox
-                    SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
-                        last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
-                        finished_at = CASE WHEN attempts >= max_attempts THEN \(now)::timestamptz END,
-                        locked_until = NULL
-                    -- delivery_outbox_due holds every unfinished row: those in flight are among them.
-                    WHERE finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
-                    RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
-                ), \(WebhookOutbox.rescueCTEs(at: now))
-                SELECT 1 FROM outcome
-                """).count
+                SELECT DISTINCT tenant_id FROM delivery_outbox
+                WHERE finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
+                """
+            ).map { try $0.decode("tenant_id") }
+            var rescued = 0
+            for tenant in tenants.sorted() {
+                rescued += try await connection.query(
+                    """
+                    WITH outcome AS (
+                        UPDATE delivery_outbox
+                        SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+                            last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
+                            finished_at = CASE WHEN attempts >= max_attempts THEN \(now)::timestamptz END,
+                            locked_until = NULL
+                        -- delivery_outbox_due holds every unfinished row: those in flight are among them.
+                        WHERE tenant_id = \(tenant) AND finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
+                        RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
+                    ), \(WebhookOutbox.rescueCTEs(tenant: tenant, at: now))
+                    SELECT 1 FROM outcome
+                    """
+                ).count
+            }
+            return rescued
         }
     }
 

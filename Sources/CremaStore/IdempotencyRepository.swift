@@ -71,10 +71,13 @@ public struct IdempotencyRepository: Repository {
                         WHERE idempotency_keys.created_at < \(now.addingTimeInterval(-Self.window))
                            OR (idempotency_keys.response_status = 0
                                AND idempotency_keys.created_at < \(now.addingTimeInterval(-Self.pendingLease)))
-                    RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS claimed_at
+                    RETURNING created_at AS claimed_at
                     """)
                 if let row = claimed.first {
-                    return .claimed(IdempotencyClaim(request: request, tenant: tenant, claimedAt: try row.decode("claimed_at")))
+                    // The time as written, in microseconds (PostgreSQL's precision): computed here, because Citus refuses a
+                    // function that is not immutable, such as extract() on a timestamptz, in the RETURNING of an INSERT.
+                    let written = try row.decode("claimed_at", as: Date.self)
+                    return .claimed(IdempotencyClaim(request: request, tenant: tenant, claimedAt: Int64((written.timeIntervalSince1970 * 1_000_000).rounded())))
                 }
                 let rows = try await connection.query(
                     """
@@ -116,11 +119,12 @@ public struct IdempotencyRepository: Repository {
         }
     }
 
-    /// The key's row while this claim still holds it.
+    /// The key's row while this claim still holds it. The time is bound as a timestamp (formatted to the microsecond,
+    /// as it was written), not compared through extract(): Citus refuses a stable function of a column in a DELETE.
     private static func held(_ claim: IdempotencyClaim) -> PostgresQuery {
         """
         tenant_id = \(claim.tenant) AND store_id = '' AND scope = \(claim.request.scope) AND idempotency_key = \(claim.request.key)
-          AND response_status = 0 AND (extract(epoch FROM created_at) * 1000000)::bigint = \(claim.claimedAt)
+          AND response_status = 0 AND created_at = \(Date(timeIntervalSince1970: Double(claim.claimedAt) / 1_000_000))
         """
     }
 }

@@ -57,8 +57,7 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             INSERT INTO idempotency_keys (tenant_id, store_id, scope, idempotency_key, request_path, request_body, response_status, response_body, created_at)
-            SELECT \(scope.tenant), k.store_id, \(request.scope), \(request.key), \(request.path), \(request.body), 0, '', \(now)::timestamptz
-            FROM \(store() as SQL) k
+            \(row() as SQL)
             ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
                 SET request_path = EXCLUDED.request_path, request_body = EXCLUDED.request_body,
                     response_status = 0, response_body = '', created_at = EXCLUDED.created_at
@@ -67,11 +66,20 @@ enum OrderStatements {
             """
         }
 
-        /// A one-row subquery with a `store_id` column.
-        private func store<SQL: PostgresSQL>() -> SQL {
+        /// The key's row: VALUES when the request names the store; else read from the order, its `tenant_id` column
+        /// and all. Either way Citus runs the statement on the tenant's shard (a one-row subquery of parameters was
+        /// pulled to the coordinator first, and its untyped parameters were refused there).
+        private func row<SQL: PostgresSQL>() -> SQL {
             switch source {
-            case .store(let store): return "(SELECT \(store)::text AS store_id)"
-            case .order(let id): return "(SELECT store_id FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id))"
+            case .store(let store):
+                return """
+                    VALUES (\(scope.tenant), \(store), \(request.scope), \(request.key), \(request.path), \(request.body), 0, '', \(now)::timestamptz)
+                    """
+            case .order(let id):
+                return """
+                    SELECT k.tenant_id, k.store_id, \(request.scope)::text, \(request.key)::text, \(request.path)::text, \(request.body)::text, 0, '', \(now)::timestamptz
+                    FROM orders k WHERE \(scope.filter(on: "k.") as SQL) AND k.order_id = \(id)
+                    """
             }
         }
     }

@@ -78,25 +78,34 @@ public struct StreamRepository: Repository {
         }
     }
 
-    /// The head of each store's stream (the cursor of its latest visible event, 0 for none), in one statement for every
+    /// The head of each store's stream (the cursor of its latest visible event, 0 for none), in one round trip for every
     /// store: what the stream hub compares its subscribers' cursors with on each tick, instead of each stream reading its
     /// store's changes. Visible as `streamHead` defines it (older transactions still running hold later events back).
+    /// One statement per tenant, pipelined: each names its tenant, so Citus runs it on the tenant's shard (one statement
+    /// over every tenant's stores was refused there: "correlated subqueries are not supported when the FROM clause
+    /// contains a set returning function").
     public func streamHeads(_ stores: [StoreKey]) async throws(StoreError) -> [StoreKey: Int64] {
         guard !stores.isEmpty else { return [:] }
+        var byTenant: [String: [String]] = [:]
+        for key in stores { byTenant[key.tenant, default: []].append(key.store) }
+        let tenants = byTenant.keys.sorted()
+        let statements: [PostgresQuery] = tenants.map { tenant in
+            """
+            SELECT s.store_id,
+                   (SELECT coalesce(max(e.stream_seq), 0)::bigint FROM order_events e
+                    WHERE e.tenant_id = \(tenant) AND e.store_id = s.store_id
+                      AND e.stream_xid < pg_snapshot_xmin(pg_current_snapshot())) AS head
+            FROM unnest(\(PostgresTextArray(byTenant[tenant] ?? []))::text[]) AS s(store_id)
+            """
+        }
         return try await database {
             try await reads.withConnection { connection in
-                let rows = try await connection.query(
-                    """
-                    SELECT s.tenant_id, s.store_id,
-                           (SELECT coalesce(max(e.stream_seq), 0)::bigint FROM order_events e
-                            WHERE e.tenant_id = s.tenant_id AND e.store_id = s.store_id
-                              AND e.stream_xid < pg_snapshot_xmin(pg_current_snapshot())) AS head
-                    FROM unnest(\(PostgresTextArray(stores.map(\.tenant)))::text[], \(PostgresTextArray(stores.map(\.store)))::text[])
-                         AS s(tenant_id, store_id)
-                    """)
+                let answers = try await connection.pipeline(statements)
                 var heads: [StoreKey: Int64] = [:]
-                for row in rows {
-                    heads[StoreKey(tenant: try row.decode("tenant_id"), store: try row.decode("store_id"))] = try row.decode("head")
+                for (tenant, rows) in zip(tenants, answers) {
+                    for row in rows {
+                        heads[StoreKey(tenant: tenant, store: try row.decode("store_id"))] = try row.decode("head")
+                    }
                 }
                 return heads
             }

@@ -52,6 +52,30 @@ import Testing
         }
     }
 
+    @Test("every index a claim reads (on pending or in-flight rows) of a tenant-owned table leads with tenant_id")
+    func claimIndexesLeadWithTheTenant() async throws {
+        try await TestDatabase.with { db in
+            let indexes = try await Self.rows(db, """
+                SELECT t.relname AS table_name, i.relname AS index_name, coalesce(a.attname, '(an expression)') AS first_column
+                FROM pg_index x
+                JOIN pg_class t ON t.oid = x.indrelid
+                JOIN pg_class i ON i.oid = x.indexrelid
+                JOIN pg_namespace n ON n.oid = t.relnamespace
+                LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
+                WHERE n.nspname = 'public' AND t.relkind IN ('r', 'p')
+                  AND pg_get_expr(x.indpred, x.indrelid) ~ '''pending''|''inflight''|finished_at IS NULL'
+                ORDER BY 1, 2
+                """).map { row in
+                (table: try row.decode("table_name", as: String.self), index: try row.decode("index_name", as: String.self),
+                 first: try row.decode("first_column", as: String.self))
+            }
+            #expect(Set(indexes.map(\.index)).isSuperset(of: ["delivery_outbox_due", "webhook_deliveries_due", "webhook_deliveries_inflight_by_tenant"]))
+            for index in indexes where !Self.referenceTables.contains(index.table) {
+                #expect(index.first == "tenant_id", "\(index.table): \(index.index) leads with \(index.first)")
+            }
+        }
+    }
+
     @Test("every trigger of a tenant-owned table is a row trigger, the kind Citus creates on each shard")
     func triggersAreRowTriggers() async throws {
         try await TestDatabase.with { db in

@@ -11,6 +11,16 @@ public struct TestDatabase: Sendable {
     public let pool: PostgresPool
     /// The admin conninfo of the cluster the database is on.
     let server: String
+    /// The Citus workers the database is spread over (scripts/citus-test); nil on plain PostgreSQL.
+    let citus: CitusTestCluster?
+
+    init(name: String, conninfo: String, pool: PostgresPool, server: String, citus: CitusTestCluster? = nil) {
+        self.name = name
+        self.conninfo = conninfo
+        self.pool = pool
+        self.server = server
+        self.citus = citus
+    }
 
     public enum Failure: Error, CustomStringConvertible {
         case noServer
@@ -45,6 +55,7 @@ public struct TestDatabase: Sendable {
     public static func create(
         _ label: String = #function, migrated: Bool = true, poolSize: Int = 4, server: String? = nil
     ) async throws -> TestDatabase {
+        let isShared = server == nil
         let server = try server ?? serverConninfo()
         let slug = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
         let name = "t_\(slug)_\(UUID().uuidString.prefix(8).lowercased())"
@@ -52,12 +63,18 @@ public struct TestDatabase: Sendable {
         try await admin.simpleQuery("CREATE DATABASE \(name)")
         await admin.close()
         let conninfo = "\(server) dbname=\(name)"
+        let citus = isShared ? try CitusTestCluster.fromEnvironment() : nil
+        try await citus?.prepare(database: name, coordinator: conninfo)
         let pool = PostgresPool(.init(conninfo: conninfo, maxConnections: poolSize, acquireTimeout: .seconds(10)))
         if migrated {
             let migrator = Migrator(migrations: try CremaMigrations.all())
-            _ = try await pool.withConnection { try await migrator.migrate(on: $0) }
+            _ = try await pool.withConnection { connection in
+                try await migrator.migrate(on: connection)
+                // What `crema migrate` does next on a Citus coordinator.
+                if citus != nil { _ = try await CitusDistribution().distribute(on: connection) }
+            }
         }
-        return TestDatabase(name: name, conninfo: conninfo, pool: pool, server: server)
+        return TestDatabase(name: name, conninfo: conninfo, pool: pool, server: server, citus: citus)
     }
 
     /// Closes the pool and drops the database.
@@ -66,6 +83,7 @@ public struct TestDatabase: Sendable {
         guard let admin = try? await Self.adminConnection(server) else { return }
         try? await admin.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         await admin.close()
+        await citus?.drop(database: name)
     }
 
     /// Runs `body` with a fresh database and drops it afterwards, whether `body` throws or not.

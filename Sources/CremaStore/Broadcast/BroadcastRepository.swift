@@ -176,7 +176,7 @@ public struct BroadcastRepository: Repository {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT t.tenant_id FROM tenants t
+                    SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                     WHERE EXISTS (
                         SELECT 1 FROM broadcast_outbox b
                         WHERE b.tenant_id = t.tenant_id AND b.due_at <= \(now) AND (b.leased_until IS NULL OR b.leased_until < \(now)))
@@ -189,7 +189,9 @@ public struct BroadcastRepository: Repository {
 
     /// Leases up to `limit` of `tenant`'s boards whose settle time has come, oldest first; a lease that runs out (a
     /// dispatcher that died mid-send) makes the board due again.
-    public func claim(for tenant: String, limit: Int, lease: Double, now: Date) async throws(StoreError) -> [DueBroadcast] {
+    /// `leaseID` names the claim (every board it leases): drawn here, since Citus refuses a volatile function such as
+    /// `gen_random_uuid()` in an UPDATE of a distributed table.
+    public func claim(for tenant: String, limit: Int, lease: Double, now: Date, leaseID: UUID = UUID()) async throws(StoreError) -> [DueBroadcast] {
         try await database {
             try await pool.withConnection { connection in
                 try await connection.query(
@@ -200,12 +202,12 @@ public struct BroadcastRepository: Repository {
                         ORDER BY due_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     ), leased AS (
                         UPDATE broadcast_outbox b SET leased_until = \(now)::timestamptz + make_interval(secs => \(lease)),
-                               lease = gen_random_uuid(), attempts = attempts + 1, priority = 5
-                        FROM due WHERE b.tenant_id = due.tenant_id AND b.store_id = due.store_id
+                               lease = \(leaseID), attempts = attempts + 1, priority = 5
+                        FROM due WHERE b.tenant_id = \(tenant) AND b.store_id = due.store_id
                         RETURNING b.tenant_id, b.store_id, due.priority, b.changes, b.attempts, b.lease
                     )
                     SELECT leased.priority::int AS priority, leased.changes, leased.attempts, leased.lease, \(unescaped: Self.prefixedColumns)
-                    FROM leased JOIN store_channels c ON c.tenant_id = leased.tenant_id AND c.store_id = leased.store_id
+                    FROM leased JOIN store_channels c ON c.tenant_id = \(tenant) AND c.store_id = leased.store_id
                     """
                 ).map { row in
                     DueBroadcast(

@@ -54,13 +54,15 @@ public struct LifecycleRepository: Repository {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT t.tenant_id FROM tenants t
+                    SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenants) t
                     WHERE EXISTS (
                         SELECT 1 FROM orders o
                         WHERE o.tenant_id = t.tenant_id AND NOT o.is_open AND o.personal_data_removed_at IS NULL
                           AND o.placed_at < \(cutoff) AND o.updated_at < \(cutoff))
-                       OR EXISTS (SELECT 1 FROM customer_tokens c WHERE c.tenant_id = t.tenant_id AND c.retired_at < \(cutoff))
-                    ORDER BY t.tenant_id
+                    UNION
+                    -- A customer's tokens need no store: their tenants, read without the reference table (TenantSurvey).
+                    SELECT DISTINCT c.tenant_id FROM customer_tokens c WHERE c.retired_at < \(cutoff)
+                    ORDER BY 1
                     """
                 ).map { try $0.decode("tenant_id") }
             }
@@ -75,7 +77,7 @@ public struct LifecycleRepository: Repository {
             try await pool.withTransaction { connection in
                 let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
-                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    SELECT \(PersonalDataScrub.selectList(tenant: tenant)) FROM orders
                     WHERE tenant_id = \(tenant) AND NOT is_open AND personal_data_removed_at IS NULL
                       AND placed_at < \(cutoff) AND updated_at < \(cutoff)
                     ORDER BY placed_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
@@ -84,7 +86,7 @@ public struct LifecycleRepository: Repository {
                 ])
                 let targets = try answers[PersonalDataScrub.erasureSettings.count].map(PersonalDataScrub.target(from:))
                 guard !targets.isEmpty else { return 0 }
-                _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, at: now)) SELECT 1")
+                _ = try await connection.query("WITH \(try PersonalDataScrub.ctes(targets, tenant: tenant, at: now)) SELECT 1")
                 return targets.count
             }
         }
@@ -98,7 +100,7 @@ public struct LifecycleRepository: Repository {
             try await pool.withTransaction { connection in
                 let answers = try await connection.pipeline(PersonalDataScrub.erasureSettings + [
                     """
-                    SELECT \(PersonalDataScrub.selectList) FROM orders
+                    SELECT \(PersonalDataScrub.selectList(tenant: tenant)) FROM orders
                     WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) ORDER BY placed_at FOR UPDATE
                     """,
                     """
@@ -115,7 +117,7 @@ public struct LifecycleRepository: Repository {
                 let refField = #""customer_ref":"# + String(decoding: try JSONEncoder.withoutEscapingSlashes.encode(customerRef), as: UTF8.self)
                 let row = try await connection.query(
                     """
-                    WITH \(try PersonalDataScrub.ctes(targets, at: now)), removed_tokens AS (
+                    WITH \(try PersonalDataScrub.ctes(targets, tenant: tenant, at: now)), removed_tokens AS (
                         DELETE FROM customer_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1
                     ), removed_board_tokens AS (
                         DELETE FROM board_start_tokens WHERE tenant_id = \(tenant) AND customer_ref = \(customerRef) RETURNING 1

@@ -38,12 +38,11 @@ enum PersonalDataScrub {
         "SET LOCAL crema.erasure = 'on'",
     ]
 
-    /// The select list that `target(from:)` reads, over `orders` (unaliased).
-    static var selectList: PostgresQuery {
+    /// The select list that `target(from:)` reads, over `tenant`'s `orders` (unaliased). The tenant is named on every
+    /// table, as in every statement here: Citus runs a statement on one shard only then (docs/scaling.md).
+    static func selectList(tenant: String) -> PostgresQuery {
         """
-        tenant_id, \(unescaped: OrderRow.columns),
-        (SELECT name FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_name,
-        (SELECT timezone FROM stores s WHERE s.tenant_id = orders.tenant_id AND s.store_id = orders.store_id) AS store_timezone
+        tenant_id, \(unescaped: OrderRow.columns), \(OrderStatements.storeColumns(tenant: tenant) as PostgresQuery)
         """
     }
 
@@ -52,7 +51,7 @@ enum PersonalDataScrub {
     /// to follow `WITH` and be followed by more CTEs or the final SELECT (after a comma). The transaction must have
     /// run `erasureSettings`, the one exception `order_events`' trigger allows. Pending pushes of these orders
     /// are withdrawn (`superseded`): their tokens are gone.
-    static func ctes(_ targets: [Target], at now: Date) throws -> PostgresQuery {
+    static func ctes(_ targets: [Target], tenant: String, at now: Date) throws -> PostgresQuery {
         let keys = PostgresTextArray(eventKeys)
         return """
         p AS (
@@ -61,25 +60,25 @@ enum PersonalDataScrub {
         ), scrubbed_orders AS (
             UPDATE orders o SET customer_ref = NULL, display_name = '', delay_reason = NULL, cancel_reason = NULL,
                    projection = p.projection::jsonb, personal_data_removed_at = \(now)
-            FROM p WHERE o.tenant_id = p.tenant_id AND o.store_id = p.store_id AND o.order_id = p.order_id
+            FROM p WHERE o.tenant_id = \(tenant) AND o.store_id = p.store_id AND o.order_id = p.order_id
             RETURNING 1
         ), scrubbed_events AS (
             UPDATE order_events e SET data = (
                 SELECT jsonb_object_agg(key, CASE WHEN key = ANY(\(keys)::text[]) THEN 'null'::jsonb ELSE value END)
                 FROM jsonb_each(e.data))
-            FROM p WHERE e.tenant_id = p.tenant_id AND e.store_id = p.store_id AND e.order_id = p.order_id
+            FROM p WHERE e.tenant_id = \(tenant) AND e.store_id = p.store_id AND e.order_id = p.order_id
               AND e.event_type <> 'expired' AND e.data ?| \(keys)::text[]
             RETURNING 1
         ), scrubbed_deliveries AS (
             UPDATE delivery_outbox d SET body = NULL,
                    state = CASE WHEN d.state = 'pending' THEN 'superseded' ELSE d.state END,
                    finished_at = CASE WHEN d.state = 'pending' THEN \(now) ELSE d.finished_at END
-            FROM p WHERE d.tenant_id = p.tenant_id AND d.store_id = p.store_id AND d.order_id = p.order_id
+            FROM p WHERE d.tenant_id = \(tenant) AND d.store_id = p.store_id AND d.order_id = p.order_id
               AND (d.body IS NOT NULL OR d.state = 'pending')
             RETURNING 1
         ), scrubbed_webhook_events AS (
             UPDATE webhook_events w SET customer_ref = NULL, body = \(WebhookOutbox.redactedBody("w.body"))
-            FROM p WHERE w.tenant_id = p.tenant_id AND w.store_id = p.store_id AND w.order_id = p.order_id
+            FROM p WHERE w.tenant_id = \(tenant) AND w.store_id = p.store_id AND w.order_id = p.order_id
             RETURNING 1
         ), removed_receipts AS (
             DELETE FROM delivery_receipts r USING p
@@ -87,7 +86,7 @@ enum PersonalDataScrub {
             RETURNING 1
         ), removed_activity_tokens AS (
             DELETE FROM push_targets t USING p
-            WHERE t.tenant_id = p.tenant_id AND t.store_id = p.store_id AND t.order_id = p.order_id
+            WHERE t.tenant_id = \(tenant) AND t.store_id = p.store_id AND t.order_id = p.order_id
             RETURNING 1
         )
         """

@@ -92,13 +92,13 @@ public struct APIKeyRepository: Repository {
     /// Revokes a tenant's key; nil when the tenant has no such key. Revoking twice keeps the first time.
     public func revoke(id: String, tenant: String) async throws(StoreError) -> StoredAPIKey? {
         try await database {
+            // Read back by a second statement, not RETURNING: the columns use array_to_json, which is not immutable, and
+            // Citus refuses such a function in the RETURNING of a write to a reference table (scripts/citus-test).
             try await pool.withConnection { connection in
-                try await connection.query(
-                    """
-                    UPDATE api_keys SET revoked_at = coalesce(revoked_at, \(clock.now)) WHERE tenant_id = \(tenant) AND key_id = \(id)
-                    RETURNING \(unescaped: Self.columns)
-                    """
-                ).first.map(Self.key(from:))
+                try await connection.pipeline([
+                    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, \(clock.now)) WHERE tenant_id = \(tenant) AND key_id = \(id)",
+                    "SELECT \(unescaped: Self.columns) FROM api_keys WHERE tenant_id = \(tenant) AND key_id = \(id)",
+                ]).last?.first.map(Self.key(from:))
             }
         }
     }

@@ -50,12 +50,13 @@ enum WebhookOutbox {
     }
 
     /// CTEs `dead_hooks`, `retired_hooks` and `dispatcher_hook_deliveries` for the dispatcher's outcome statement,
-    /// over its CTEs `outcome` (rows recorded, with their new state), `activity` and `customer` (tokens retired).
+    /// over its CTEs `outcome` (rows recorded, with their new state), `activity` and `customer` (tokens retired), all of
+    /// `tenant`'s rows: the tenant is named on every table, so under Citus the statement runs on its shard.
     /// Token values are cut to their first 8 characters, as everywhere Crema shows a token.
-    static func dispatcherCTEs(at now: Date) -> PostgresQuery {
+    static func dispatcherCTEs(tenant: String, at now: Date) -> PostgresQuery {
         let created = isoTime("\(now)::timestamptz")
         return """
-            \(deadCTE(at: now)), retired_hooks AS (
+            \(deadCTE(tenant: tenant, at: now)), retired_hooks AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
                 SELECT t.tenant_id, x.id, 'token.retired', t.store_id, t.order_id, t.customer_ref,
                        json_build_object('id', x.id, 'type', 'token.retired', 'created_at', \(created), 'data', json_build_object('token', json_build_object(
@@ -63,20 +64,20 @@ enum WebhookOutbox {
                            'customer_ref', t.customer_ref, 'reason', t.retired_reason))),
                        \(now)
                 FROM (SELECT * FROM activity UNION ALL SELECT * FROM customer) t CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
-                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = t.tenant_id AND \(wants(type: "'token.retired'", store: "t.store_id")))
+                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "'token.retired'", store: "t.store_id")))
                 RETURNING tenant_id, event_id, event_type, store_id
-            ), \(fanOutCTE(from: "SELECT * FROM dead_hooks UNION ALL SELECT * FROM retired_hooks", at: now))
+            ), \(fanOutCTE(from: "SELECT * FROM dead_hooks UNION ALL SELECT * FROM retired_hooks", tenant: tenant, at: now))
             """
     }
 
     /// CTEs `dead_hooks` and `dispatcher_hook_deliveries` for the statement that rescues expired leases, over its CTE
     /// `outcome`: a push whose last attempt's lease ran out dies there, and is told like any other death.
-    static func rescueCTEs(at now: Date) -> PostgresQuery {
-        "\(deadCTE(at: now)), \(fanOutCTE(from: "SELECT * FROM dead_hooks", at: now))"
+    static func rescueCTEs(tenant: String, at now: Date) -> PostgresQuery {
+        "\(deadCTE(tenant: tenant, at: now)), \(fanOutCTE(from: "SELECT * FROM dead_hooks", tenant: tenant, at: now))"
     }
 
     /// `dead_hooks`: a `delivery.dead` event for each row of `outcome` whose state is `dead`.
-    private static func deadCTE(at now: Date) -> PostgresQuery {
+    private static func deadCTE(tenant: String, at now: Date) -> PostgresQuery {
         let created = isoTime("\(now)::timestamptz")
         return """
             dead_hooks AS (
@@ -88,20 +89,20 @@ enum WebhookOutbox {
                        \(now)
                 FROM outcome o CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
                 WHERE o.state = 'dead'
-                  AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = o.tenant_id AND \(wants(type: "'delivery.dead'", store: "o.store_id")))
+                  AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "'delivery.dead'", store: "o.store_id")))
                 RETURNING tenant_id, event_id, event_type, store_id
             )
             """
     }
 
     /// `dispatcher_hook_deliveries`: one delivery per endpoint that wants each event `events` (a SELECT) returns.
-    private static func fanOutCTE(from events: PostgresQuery, at now: Date) -> PostgresQuery {
+    private static func fanOutCTE(from events: PostgresQuery, tenant: String, at now: Date) -> PostgresQuery {
         """
         dispatcher_hook_deliveries AS (
             INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
             SELECT h.tenant_id, e.endpoint_id, h.event_id, \(now), \(now)
             FROM (\(events)) h
-            JOIN webhook_endpoints e ON e.tenant_id = h.tenant_id AND \(wants(type: "h.event_type", store: "h.store_id"))
+            JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND h.tenant_id = \(tenant) AND \(wants(type: "h.event_type", store: "h.store_id"))
         )
         """
     }

@@ -171,44 +171,77 @@ public struct WebhookRepository: Repository {
 
     /// Claims up to `limit` due deliveries for `lease` seconds, at most `perEndpoint` in flight for any endpoint and
     /// `perTenant` for any tenant (in every process together), the tenants taking turns: one slow receiver holds only
-    /// its own deliveries, and one tenant's slow receivers only its share of the sending slots.
+    /// its own deliveries, and one tenant's slow receivers only its share of the sending slots. Each tenant's claim is
+    /// its own statement (`claim(for:…)`), so under Citus it runs on the tenant's shard (a `FOR UPDATE` across shards is
+    /// refused there): every tenant with due deliveries first gets an equal part of `limit`, then what the others left
+    /// goes to those that filled theirs, in `tenant_id` order.
     public func claim(limit: Int, perEndpoint: Int, perTenant: Int, lease: Double, now: Date) async throws -> [ClaimedWebhook] {
+        let tenants = try await tenantsWithDueWork(now: now)
+        guard !tenants.isEmpty, limit > 0 else { return [] }
+        let part = max(1, (limit + tenants.count - 1) / tenants.count)
+        var claimed: [ClaimedWebhook] = []
+        var hungry: [String] = []
+        for tenant in tenants where claimed.count < limit {
+            let taken = try await claim(
+                for: tenant, limit: min(part, limit - claimed.count), perEndpoint: perEndpoint, perTenant: perTenant, lease: lease, now: now)
+            claimed += taken
+            if taken.count == part { hungry.append(tenant) }
+        }
+        for tenant in hungry where claimed.count < limit {
+            claimed += try await claim(
+                for: tenant, limit: limit - claimed.count, perEndpoint: perEndpoint, perTenant: perTenant, lease: lease, now: now)
+        }
+        return claimed.sorted { $0.id < $1.id }
+    }
+
+    /// The tenants with a pending delivery due at `now`, in `tenant_id` order: a read without locks, which Citus fans out.
+    public func tenantsWithDueWork(now: Date) async throws -> [String] {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT t.tenant_id FROM \(unescaped: TenantSurvey.tenantsWithEndpoints) t
+                WHERE EXISTS (
+                    SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = t.tenant_id AND d.state = 'pending' AND d.run_at <= \(now))
+                ORDER BY t.tenant_id
+                """)
+        }.map { try $0.decode("tenant_id") }
+    }
+
+    /// Claims up to `limit` of `tenant`'s due deliveries, oldest first, within its share (`perTenant` in flight over
+    /// every process) and each endpoint's room (`perEndpoint`): one statement that names the tenant on every table.
+    public func claim(
+        for tenant: String, limit: Int, perEndpoint: Int, perTenant: Int, lease: Double, now: Date
+    ) async throws -> [ClaimedWebhook] {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
                 WITH busy AS (
-                    -- Requests in flight per tenant, over every process (few rows: the partial index holds only these).
-                    SELECT tenant_id, count(*) AS n FROM webhook_deliveries WHERE state = 'inflight' GROUP BY tenant_id
+                    -- The tenant's requests in flight, over every process (few rows: the partial index holds only these).
+                    SELECT count(*) AS n FROM webhook_deliveries WHERE tenant_id = \(tenant) AND state = 'inflight'
                 ), e AS (
                     SELECT e.tenant_id, e.endpoint_id,
                            \(perEndpoint) - (SELECT count(*) FROM webhook_deliveries i
-                                             WHERE i.tenant_id = e.tenant_id AND i.endpoint_id = e.endpoint_id AND i.state = 'inflight') AS room
-                    FROM webhook_endpoints e WHERE e.disabled_at IS NULL
-                ), due AS (
-                    SELECT x.tenant_id, x.delivery_id, x.run_at,
-                           row_number() OVER (PARTITION BY x.tenant_id ORDER BY x.run_at, x.delivery_id) AS turn
-                    FROM e CROSS JOIN LATERAL (
-                        SELECT d.tenant_id, d.delivery_id, d.run_at FROM webhook_deliveries d
-                        WHERE d.tenant_id = e.tenant_id AND d.endpoint_id = e.endpoint_id AND d.state = 'pending' AND d.run_at <= \(now)
+                                             WHERE i.tenant_id = \(tenant) AND i.endpoint_id = e.endpoint_id AND i.state = 'inflight') AS room
+                    FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND e.disabled_at IS NULL
+                ), c AS (
+                    -- Up to the tenant's share: a tenant whose receivers never answer holds at most that many sending slots.
+                    SELECT x.delivery_id FROM e CROSS JOIN LATERAL (
+                        SELECT d.delivery_id, d.run_at FROM webhook_deliveries d
+                        WHERE d.tenant_id = \(tenant) AND d.endpoint_id = e.endpoint_id AND d.state = 'pending' AND d.run_at <= \(now)
                         ORDER BY d.run_at, d.delivery_id LIMIT greatest(e.room, 0) FOR UPDATE SKIP LOCKED
                     ) x
-                ), c AS (
-                    -- Each tenant up to its share, the tenants taking turns: a tenant whose receivers never answer holds at
-                    -- most its share of the sending slots, and the others' deliveries are claimed beside its own.
-                    SELECT due.tenant_id, due.delivery_id FROM due LEFT JOIN busy b ON b.tenant_id = due.tenant_id
-                    WHERE due.turn <= \(perTenant) - coalesce(b.n, 0)
-                    ORDER BY due.turn, due.run_at, due.delivery_id
-                    LIMIT \(limit)
+                    ORDER BY x.run_at, x.delivery_id
+                    LIMIT greatest(least(\(limit), \(perTenant) - (SELECT n FROM busy)), 0)
                 ), u AS (
                     UPDATE webhook_deliveries d SET state = 'inflight', attempts = d.attempts + 1,
                            locked_until = \(now.addingTimeInterval(lease))
-                    FROM c WHERE d.tenant_id = c.tenant_id AND d.delivery_id = c.delivery_id
+                    FROM c WHERE d.tenant_id = \(tenant) AND d.delivery_id = c.delivery_id
                     RETURNING d.tenant_id, d.delivery_id, d.endpoint_id, d.event_id, d.attempts
                 )
                 SELECT u.*, e.url, encode(e.sealed_secret, 'base64') AS secret, w.event_type, w.body::text AS body
                 FROM u
-                JOIN webhook_endpoints e ON e.tenant_id = u.tenant_id AND e.endpoint_id = u.endpoint_id
-                JOIN webhook_events w ON w.tenant_id = u.tenant_id AND w.event_id = u.event_id
+                JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND e.endpoint_id = u.endpoint_id
+                JOIN webhook_events w ON w.tenant_id = \(tenant) AND w.event_id = u.event_id
                 ORDER BY u.delivery_id
                 """
             ).map { row in
@@ -249,18 +282,17 @@ public struct WebhookRepository: Repository {
         _ = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                WITH next AS (
-                    -- A failure after its endpoint was disabled (another request got 410 meanwhile) is dead: nothing more
-                    -- goes to that endpoint.
-                    SELECT CASE WHEN \(state) = 'pending' AND EXISTS (
-                        SELECT 1 FROM webhook_endpoints WHERE tenant_id = \(delivery.tenant) AND endpoint_id = \(delivery.endpointID)
-                          AND disabled_at IS NOT NULL) THEN 'dead' ELSE \(state) END AS state
-                ), outcome AS (
+                WITH outcome AS (
                     UPDATE webhook_deliveries d SET state = next.state, last_status = \(status), last_error = \(error),
                            run_at = coalesce(\(runAt)::timestamptz, d.run_at), locked_until = NULL,
                            sent_at = CASE WHEN next.state = 'sent' THEN \(now)::timestamptz END,
                            finished_at = CASE WHEN next.state IN ('sent', 'dead') THEN \(now)::timestamptz END
-                    FROM next
+                    -- A failure after its endpoint was disabled (another request got 410 meanwhile) is dead: nothing more
+                    -- goes to that endpoint. Read by a join to the delivery's endpoint (which its foreign key keeps),
+                    -- not a CTE of its own: Citus ran that one on the worker as a nested distributed query and refused
+                    -- it ("cannot execute a distributed query from a query on a shard").
+                    FROM (SELECT CASE WHEN \(state) = 'pending' AND e.disabled_at IS NOT NULL THEN 'dead' ELSE \(state) END AS state
+                          FROM webhook_endpoints e WHERE e.tenant_id = \(delivery.tenant) AND e.endpoint_id = \(delivery.endpointID)) next
                     WHERE d.tenant_id = \(delivery.tenant) AND d.delivery_id = \(delivery.id) AND d.state = 'inflight' AND d.attempts = \(delivery.attempts)
                     RETURNING 1
                 ), disabled AS (
