@@ -18,6 +18,8 @@ can still be refused, and `positive_data_acceptance` would fail for a reason tha
   generated host name does not resolve where the fuzz runs (often without a network), so a registration
   gets a public IP literal, which Crema checks without DNS;
 - a store announcement's `until` must lie within the next 24 hours, like an ETA's window;
+- a receipt's `at` is when the phone saw a push, so it is read against the push's lifetime, and a funnel's `since`
+  against the outbox's last 72 hours: both are moved to the last hour;
 - a tenant's `rate` must have its burst at least its rate, which no pattern can compare; and limits the fuzz sets
   must not starve the rest of the run (docs/limits.md): they are set to their maximum, the rate to none.
 
@@ -54,6 +56,12 @@ def _inside_window(value: str) -> str:
     spread = int(hashlib.sha256(value.encode()).hexdigest(), 16) % (24 * 3600 - 20 * 60)
     moment = datetime.now(timezone.utc) - timedelta(minutes=50) + timedelta(seconds=spread)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _last_hour(value: str) -> str:
+    """The same generated value, moved to a point in the last hour."""
+    spread = int(hashlib.sha256(value.encode()).hexdigest(), 16) % 3600
+    return (datetime.now(timezone.utc) - timedelta(seconds=spread)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _file(variable: str) -> str | None:
@@ -100,6 +108,11 @@ def before_call(context, case, kwargs):
             # An announcement ends in the next 24 hours: the same generated value, moved to 1 to 23 hours from now.
             spread = int(hashlib.sha256(until.encode()).hexdigest(), 16) % (22 * 3600)
             body["until"] = (datetime.now(timezone.utc) + timedelta(hours=1, seconds=spread)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        receipts = body.get("receipts")
+        if isinstance(receipts, list) and case.operation.path == "/v1/me/receipts":
+            for item in receipts:
+                if isinstance(item, MutableMapping) and isinstance(item.get("at"), str):
+                    item["at"] = _last_hour(item["at"])
         zone = body.get("timezone")
         if isinstance(zone, str):
             body["timezone"] = ZONES[len(zone) % len(ZONES)]
@@ -124,3 +137,5 @@ def before_call(context, case, kwargs):
     query = case.query
     if isinstance(query, MutableMapping) and case.operation.path == "/v1/orders":
         query.pop("cursor", None)
+    if isinstance(query, MutableMapping) and case.operation.path == "/v1/stores/{store}/funnel" and isinstance(query.get("since"), str):
+        query["since"] = _last_hour(query["since"])

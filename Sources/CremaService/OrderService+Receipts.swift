@@ -52,10 +52,17 @@ extension OrderService {
         try principal.scope(among: funnelReaders)
     }
 
-    /// A store's delivery funnel since `since` (docs/delivery.md "Receipts and the funnel"); `unknownStore` for a store
+    /// How far back a funnel looks at most: the outbox keeps finished pushes 72 hours (`DispatcherConfiguration.retention`),
+    /// so an earlier `since` would count a partial, shrinking past; and no call reads more than that of a store's pushes.
+    public static let funnelWindow: TimeInterval = 72 * 3600
+
+    /// A store's delivery funnel since `since` (docs/delivery.md "Receipts and the funnel"), from no earlier than
+    /// `funnelWindow` before now and no later than now (the answer's `since` says which); `unknownStore` for a store
     /// outside the caller's scope, as every read of a store answers.
     public func funnel(store: String, since: Date, in scope: TenantScope) async throws(StoreError) -> PushFunnel {
         guard scope.includes(store: store) else { throw .unknownStore(store) }
+        let now = clock.now
+        let since = min(max(since, now.addingTimeInterval(-Self.funnelWindow)), now)
         return try await database.receipts.funnel(store: store, since: since, in: scope)
     }
 }

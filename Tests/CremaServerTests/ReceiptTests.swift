@@ -201,6 +201,30 @@ import Testing
         }
     }
 
+    @Test("a funnel asked from before the outbox's 72 hours, even from year 1, counts from 72 hours ago and says so")
+    func aFunnelAskedFromBeforeTheOutboxsWindowCountsFromItsStart() async throws {
+        try await H.run { h in
+            try await h.api.createStore()
+            let window = h.clock.now.addingTimeInterval(-OrderService.funnelWindow)
+            for since in ["0001-01-01T00:00:00Z", window.addingTimeInterval(-3600).formatted(.iso8601)] {
+                let answer = try await h.api.send(.get, "/v1/stores/market-st/funnel?since=\(since)", as: .pos)
+                #expect(answer.status == .ok, "\(since): \(answer.text)")
+                #expect(Self.seconds(answer.json["since"], from: window) < 0.001, "\(since): \(answer.text)")
+            }
+            // And one from the future counts from now: nothing yet.
+            let later = try await h.api.send(.get, "/v1/stores/market-st/funnel?since=9999-12-31T23:59:59Z", as: .pos)
+            #expect(Self.seconds(later.json["since"], from: h.clock.now) < 0.001, "\(later.text)")
+        }
+    }
+
+    /// How far the answer's timestamp (RFC 3339, milliseconds) lies from `date`; infinity when it is not one.
+    static func seconds(_ value: Any?, from date: Date) -> TimeInterval {
+        guard let text = value as? String, let parsed = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) else {
+            return .infinity
+        }
+        return abs(parsed.timeIntervalSince(date))
+    }
+
     /// What the funnel should say, counted from the delivery logs the same way: a push planned (not a planner's skip),
     /// taken to APNs, accepted, received by surface.
     struct Tally: Equatable, CustomStringConvertible {

@@ -32,6 +32,7 @@ import Testing
             ("order events", OrderService.eventSenderScope(of:), [.pos, .barista]),
             ("tokens", OrderService.tokenScope(of:), [.app]),
             ("store writes", StoreService.writerScope(of:), [.pos]),
+            ("funnel", OrderService.funnelScope(of:), [.pos, .dashboard]),
         ]
         for (name, check, allowed) in checks {
             for role in Role.allCases {
