@@ -105,7 +105,11 @@ public final class TestClock: Sendable {
             return (state.elapsed + duration, ready)
         }
         ready.forEach { $0.resume() }
-        try await virtual.sleep(until: .init(offset: deadline))
+        // A nanosecond early: the test may advance to the deadline after this sleep was counted (a waiting test resumes
+        // above) but before the virtual clock holds it, and that clock parks a sleep whose deadline equals its time
+        // rather than returning; one already past returns at once. Found as a loop left asleep after an advance, in
+        // full suites on a loaded machine (OutboxMaintenanceTests).
+        try await virtual.sleep(until: .init(offset: deadline - .nanoseconds(1)))
     }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {
