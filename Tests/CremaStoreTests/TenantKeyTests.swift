@@ -16,6 +16,23 @@ import Testing
         try await db.pool.withConnection { try await $0.query(query) }
     }
 
+    /// The public tables' indexes that meet `condition` (on `pg_index x`), each with the column it leads with.
+    static func indexes(_ db: TestDatabase, where condition: StaticString) async throws -> [(table: String, index: String, first: String)] {
+        try await rows(db, """
+            SELECT t.relname AS table_name, i.relname AS index_name, coalesce(a.attname, '(an expression)') AS first_column
+            FROM pg_index x
+            JOIN pg_class t ON t.oid = x.indrelid
+            JOIN pg_class i ON i.oid = x.indexrelid
+            JOIN pg_namespace n ON n.oid = t.relnamespace
+            LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
+            WHERE n.nspname = 'public' AND t.relkind IN ('r', 'p') AND \(unescaped: condition)
+            ORDER BY 1, 2
+            """).map { row in
+            (table: try row.decode("table_name", as: String.self), index: try row.decode("index_name", as: String.self),
+             first: try row.decode("first_column", as: String.self))
+        }
+    }
+
     @Test("every table but the Migrator's own has a tenant_id column to be distributed or referenced by")
     func everyTableHasATenant() async throws {
         try await TestDatabase.with { db in
@@ -31,19 +48,7 @@ import Testing
     @Test("every unique index of a tenant-owned table leads with tenant_id")
     func uniqueIndexesLeadWithTheTenant() async throws {
         try await TestDatabase.with { db in
-            let indexes = try await Self.rows(db, """
-                SELECT t.relname AS table_name, i.relname AS index_name, coalesce(a.attname, '(an expression)') AS first_column
-                FROM pg_index x
-                JOIN pg_class t ON t.oid = x.indrelid
-                JOIN pg_class i ON i.oid = x.indexrelid
-                JOIN pg_namespace n ON n.oid = t.relnamespace
-                LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
-                WHERE n.nspname = 'public' AND t.relkind IN ('r', 'p') AND (x.indisunique OR x.indisexclusion)
-                ORDER BY 1, 2
-                """).map { row in
-                (table: try row.decode("table_name", as: String.self), index: try row.decode("index_name", as: String.self),
-                 first: try row.decode("first_column", as: String.self))
-            }
+            let indexes = try await Self.indexes(db, where: "(x.indisunique OR x.indisexclusion)")
             let owned = indexes.filter { !Self.referenceTables.contains($0.table) && !Self.migratorTables.contains($0.table) }
             #expect(Set(owned.map(\.table)).isSuperset(of: ["orders", "push_targets", "customer_tokens", "store_channels", "tenant_turns"]))
             for index in owned {
@@ -55,20 +60,7 @@ import Testing
     @Test("every index a claim reads (on pending or in-flight rows) of a tenant-owned table leads with tenant_id")
     func claimIndexesLeadWithTheTenant() async throws {
         try await TestDatabase.with { db in
-            let indexes = try await Self.rows(db, """
-                SELECT t.relname AS table_name, i.relname AS index_name, coalesce(a.attname, '(an expression)') AS first_column
-                FROM pg_index x
-                JOIN pg_class t ON t.oid = x.indrelid
-                JOIN pg_class i ON i.oid = x.indexrelid
-                JOIN pg_namespace n ON n.oid = t.relnamespace
-                LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
-                WHERE n.nspname = 'public' AND t.relkind IN ('r', 'p')
-                  AND pg_get_expr(x.indpred, x.indrelid) ~ '''pending''|''inflight''|finished_at IS NULL'
-                ORDER BY 1, 2
-                """).map { row in
-                (table: try row.decode("table_name", as: String.self), index: try row.decode("index_name", as: String.self),
-                 first: try row.decode("first_column", as: String.self))
-            }
+            let indexes = try await Self.indexes(db, where: "pg_get_expr(x.indpred, x.indrelid) ~ '''pending''|''inflight''|finished_at IS NULL'")
             #expect(Set(indexes.map(\.index)).isSuperset(of: ["delivery_outbox_due", "webhook_deliveries_due", "webhook_deliveries_inflight_by_tenant"]))
             for index in indexes where !Self.referenceTables.contains(index.table) {
                 #expect(index.first == "tenant_id", "\(index.table): \(index.index) leads with \(index.first)")
