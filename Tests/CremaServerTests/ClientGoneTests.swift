@@ -29,10 +29,6 @@ import Testing
             let id = try #require(UUID(uuidString: text))
             let version: PostgresQuery = "SELECT version FROM orders WHERE order_id = \(id)"
             let before = try await server.db.scalar(version, as: Int.self)
-            let waiting: PostgresQuery = """
-                SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                WHERE NOT l.granted AND a.datname = current_database()
-                """
 
             // The test holds the order's row, so the event's statement waits on the server for it.
             try await server.db.pool.withTransaction { holder in
@@ -52,14 +48,14 @@ import Testing
                     try await outbound.write(ByteBuffer(string: request))
                     // PostgreSQL's lock table is another process's state with no event to wait on: polled until the
                     // server's statement waits for the row (a cancel before that would never reach the server).
-                    while try await server.db.scalar(waiting, as: Int.self) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                    while try await server.db.waitingForLocks() == 0 { try await Task.sleep(for: .milliseconds(20)) }
                 }
                 // The client is gone. The line comes once the server answered the cancelled statement, while the row
                 // is still held here: the statement stopped waiting because of the cancel.
                 let cancelled = await lines.first { "\($0.message)" == "request cancelled before its answer" }
                 // Cancelled on the server (query_canceled), not ended by the session's lock timeout (55P03).
                 #expect(cancelled?.metadata?["error"].map { "\($0)".contains("57014") } == true, "\(String(describing: cancelled?.metadata))")
-                #expect(try await server.db.scalar(waiting, as: Int.self) == 0)
+                #expect(try await server.db.waitingForLocks() == 0)
             }
             #expect(server.metric("crema_http_requests_abandoned_total") == 1)
             let after = try await server.db.scalar(version, as: Int.self)
