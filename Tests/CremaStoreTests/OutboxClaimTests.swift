@@ -29,21 +29,17 @@ import Testing
     func theClaimIsAHOTUpdate() async throws {
         try await TestDatabase.with { db in
             try await Self.threeDueAlerts(db)
-            let (claimed, updated, hot) = try await db.pool.withConnection { connection in
+            let (claimed, counts) = try await db.pool.withConnection { connection in
                 try await connection.simpleQuery("BEGIN")
                 let claimed = try await connection.query(
                     DeliveryRepository.claimable(tenant: "default", limit: 10, seconds: 60, apps: nil, now: Date().addingTimeInterval(1), leaseID: UUID()))
                 // This transaction's own counters: exact, with no wait for the statistics collector.
-                let counts = try await connection.query(
-                    """
-                    SELECT pg_stat_get_xact_tuples_updated('delivery_outbox'::regclass) AS updated,
-                           pg_stat_get_xact_tuples_hot_updated('delivery_outbox'::regclass) AS hot
-                    """)[0]
+                let counts = try await TransactionUpdates.read("delivery_outbox", tenant: "default", on: connection)
                 try await connection.simpleQuery("ROLLBACK")
-                return (claimed.count, try counts.decode("updated", as: Int.self), try counts.decode("hot", as: Int.self))
+                return (claimed.count, counts)
             }
             #expect(claimed == 3)
-            #expect(updated == 3 && hot == 3, "\(hot) of \(updated) claim updates were HOT")
+            #expect(counts == TransactionUpdates(updated: 3, hot: 3), "claim updates: \(counts)")
         }
     }
 
