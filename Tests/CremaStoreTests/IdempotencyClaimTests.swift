@@ -2,12 +2,13 @@ import CremaClock
 import CremaPostgres
 import CremaStore
 import CremaTestSupport
+import Foundation
 import Testing
 
 /// Administrative POSTs claim their Idempotency-Key before they are performed, on a real database: one request
 /// performs, a duplicate meanwhile is told it is in progress (`IdempotencyGate` then waits), a later one gets the
-/// first answer, and a claim whose process died lapses after its lease. The lease is passed by moving the claim back
-/// in time, not by waiting.
+/// first answer, and a claim whose process died lapses after its lease. The lease is passed by advancing the clock the
+/// repository reads, not by waiting.
 @Suite(.timeLimit(.minutes(2))) struct IdempotencyClaimTests {
     static let request = IdempotentRequest(scope: "admin:bootstrap", key: "k-1", path: "POST /v1/admin/tenants/default/api-keys", body: #"{"role":"pos"}"#)
     static let answer = CommandResponse(status: 201, body: #"{"id":"a"}"#, replayed: false)
@@ -53,9 +54,10 @@ import Testing
 
     @Test("an abandoned claim lapses after its lease and its late answer is dropped") func anAbandonedClaimLapsesAfterItsLeaseAndItsLateAnswerIsDropped() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
+            let clock = TestClock(Date())
+            let keys = IdempotencyRepository(pool: db.pool, clock: clock.crema)
             let abandoned = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
-            try await Self.age(db, by: IdempotencyRepository.pendingLease + 1)
+            await clock.advance(IdempotencyRepository.pendingLease + 1)
             let taken = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
             // The new claim has a lease of its own.
             #expect(Self.inProgress(try await keys.claim(Self.request, tenant: "default")))
@@ -70,9 +72,10 @@ import Testing
 
     @Test("a claim within its lease is not taken over") func aClaimWithinItsLeaseIsNotTakenOver() async throws {
         try await TestDatabase.with { db in
-            let keys = IdempotencyRepository(pool: db.pool, clock: .system)
+            let clock = TestClock(Date())
+            let keys = IdempotencyRepository(pool: db.pool, clock: clock.crema)
             _ = try Self.claimed(try await keys.claim(Self.request, tenant: "default"))
-            try await Self.age(db, by: IdempotencyRepository.pendingLease - 5)
+            await clock.advance(IdempotencyRepository.pendingLease - 5)
             #expect(Self.inProgress(try await keys.claim(Self.request, tenant: "default")))
         }
     }
@@ -85,14 +88,6 @@ import Testing
     static func claimed(_ claim: IdempotencyRepository.Claim) throws -> IdempotencyClaim {
         guard case .claimed(let claim) = claim else { throw Unexpected.claim("\(claim)") }
         return claim
-    }
-
-    /// Moves every administrative key's claim `seconds` into the past.
-    static func age(_ db: TestDatabase, by seconds: Double) async throws {
-        try await db.pool.withConnection { connection in
-            _ = try await connection.query(
-                "UPDATE idempotency_keys SET created_at = created_at - make_interval(secs => \(seconds)) WHERE store_id = ''")
-        }
     }
 
     enum Unexpected: Error { case claim(String) }
