@@ -1,7 +1,7 @@
 import CremaCore
 import CremaPostgres
 import CremaService
-import CremaStore
+@testable import CremaStore
 import CremaTestSupport
 import Foundation
 import Testing
@@ -9,6 +9,10 @@ import Testing
 /// `order_events` is append-only, with one documented exception (migration 008, docs/data-lifecycle.md): inside a
 /// transaction that set `crema.erasure`, an UPDATE may replace values of `data` with null, and nothing else.
 @Suite(.timeLimit(.minutes(2))) struct EventLogErasureExceptionTests {
+    /// What Crema's erasure and retention transactions set first (`PersonalDataScrub.erasureSettings`): the setting,
+    /// and what makes Citus pass it on to the worker whose shard's trigger reads it.
+    static let erasure = PersonalDataScrub.erasureSettings.map(\.sql)
+
     /// Runs `statements` in one transaction (`BEGIN` … `COMMIT`), as one simple query.
     static func transaction(_ db: TestDatabase, _ statements: [String]) async throws {
         try await db.pool.withConnection { try await $0.simpleQuery((["BEGIN"] + statements + ["COMMIT"]).joined(separator: "; ")) }
@@ -23,10 +27,7 @@ import Testing
     func blankingIsAllowedDuringErasure() async throws {
         try await TestDatabase.with { db in
             try await Self.placed(db)
-            try await Self.transaction(db, [
-                "SET LOCAL crema.erasure = 'on'",
-                #"UPDATE order_events SET data = data || '{"display_name": null, "customer_ref": null}'"#,
-            ])
+            try await Self.transaction(db, Self.erasure + [#"UPDATE order_events SET data = data || '{"display_name": null, "customer_ref": null}'"#])
             #expect(try await db.scalar("SELECT data->>'display_name' IS NULL AND data ? 'display_name' FROM order_events", as: Bool.self))
         }
     }
@@ -37,14 +38,14 @@ import Testing
               #"UPDATE order_events SET data = data || '{"note": null}'"#,
               "UPDATE order_events SET data = data - 'display_name'",
               "UPDATE order_events SET event_type = 'ready'",
-              "UPDATE order_events SET occurred_at = occurred_at + interval '1 hour'",
+              "UPDATE order_events SET occurred_at = '2001-02-03T04:05:06Z'",
               "DELETE FROM order_events",
           ])
     func rewritingHistoryIsRefusedDuringErasure(_ statement: String) async throws {
         try await TestDatabase.with { db in
             try await Self.placed(db)
             let error = await #expect(throws: PostgresError.self) {
-                try await Self.transaction(db, ["SET LOCAL crema.erasure = 'on'", statement])
+                try await Self.transaction(db, Self.erasure + [statement])
             }
             #expect(error?.sqlState == "23001")
         }
@@ -66,7 +67,7 @@ import Testing
         try await TestDatabase.with { db in
             try await Self.placed(db)
             try await db.pool.withConnection { connection in
-                try await connection.simpleQuery("BEGIN; SET LOCAL crema.erasure = 'on'; COMMIT")
+                try await connection.simpleQuery((["BEGIN"] + Self.erasure + ["COMMIT"]).joined(separator: "; "))
                 await #expect(throws: PostgresError.self) {
                     try await connection.simpleQuery(#"UPDATE order_events SET data = data || '{"display_name": null}'"#)
                 }
