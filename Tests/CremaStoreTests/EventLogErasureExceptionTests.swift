@@ -7,16 +7,23 @@ import Foundation
 import Testing
 
 /// `order_events` is append-only, with one documented exception (migration 008, docs/data-lifecycle.md): inside a
-/// transaction that set `crema.erasure`, an UPDATE may replace values of `data` with null, and nothing else.
+/// transaction that set `crema.erasure`, an UPDATE may replace values of `data` with null, and nothing else. The
+/// statements name their tenant and are sent as Crema's erasure and retention send theirs.
 @Suite(.timeLimit(.minutes(2))) struct EventLogErasureExceptionTests {
-    /// What Crema's erasure and retention transactions set first (`PersonalDataScrub.erasureSettings`): the setting,
-    /// and what makes Citus pass it on to the worker whose shard's trigger reads it.
-    static let erasure = PersonalDataScrub.erasureSettings.map(\.sql)
-
-    /// Runs `statements` in one transaction (`BEGIN` … `COMMIT`), as one simple query.
-    static func transaction(_ db: TestDatabase, _ statements: [String]) async throws {
-        try await db.pool.withConnection { try await $0.simpleQuery((["BEGIN"] + statements + ["COMMIT"]).joined(separator: "; ")) }
+    /// Runs `statement` in a transaction of its own, after what Crema's erasure and retention set first when `erasure`
+    /// (`PersonalDataScrub.erasureSettings`: the setting, and what makes Citus pass it on to the worker whose shard's
+    /// trigger reads it). Each statement on its own, pipelined, as Crema sends them, not one simple query of several:
+    /// Citus passes a `SET LOCAL` on to the workers as the text of the query it came in, and the workers then ran the
+    /// whole string, the UPDATE of the distributed table included, which they refuse ("cannot execute a distributed
+    /// query from a query on a shard").
+    static func transaction(_ db: TestDatabase, erasure: Bool, _ statement: String) async throws {
+        try await db.pool.withTransaction { connection in
+            _ = try await connection.pipeline((erasure ? PersonalDataScrub.erasureSettings : []) + [PostgresQuery(unsafeSQL: statement)])
+        }
     }
+
+    /// Nulls the name in the default tenant's events.
+    static let blankName = #"UPDATE order_events SET data = data || '{"display_name": null}' WHERE tenant_id = 'default'"#
 
     static func placed(_ db: TestDatabase) async throws {
         let store = try await StoreFixtures.store(in: db)
@@ -27,25 +34,26 @@ import Testing
     func blankingIsAllowedDuringErasure() async throws {
         try await TestDatabase.with { db in
             try await Self.placed(db)
-            try await Self.transaction(db, Self.erasure + [#"UPDATE order_events SET data = data || '{"display_name": null, "customer_ref": null}'"#])
+            try await Self.transaction(
+                db, erasure: true, #"UPDATE order_events SET data = data || '{"display_name": null, "customer_ref": null}' WHERE tenant_id = 'default'"#)
             #expect(try await db.scalar("SELECT data->>'display_name' IS NULL AND data ? 'display_name' FROM order_events", as: Bool.self))
         }
     }
 
     @Test("Even with the erasure setting on, rewriting a value, adding or removing a key, changing another column or deleting is refused",
           arguments: [
-              #"UPDATE order_events SET data = data || '{"display_name": "Someone else"}'"#,
-              #"UPDATE order_events SET data = data || '{"note": null}'"#,
-              "UPDATE order_events SET data = data - 'display_name'",
-              "UPDATE order_events SET event_type = 'ready'",
-              "UPDATE order_events SET occurred_at = '2001-02-03T04:05:06Z'",
-              "DELETE FROM order_events",
+              #"UPDATE order_events SET data = data || '{"display_name": "Someone else"}' WHERE tenant_id = 'default'"#,
+              #"UPDATE order_events SET data = data || '{"note": null}' WHERE tenant_id = 'default'"#,
+              "UPDATE order_events SET data = data - 'display_name' WHERE tenant_id = 'default'",
+              "UPDATE order_events SET event_type = 'ready' WHERE tenant_id = 'default'",
+              "UPDATE order_events SET occurred_at = '2001-02-03T04:05:06Z' WHERE tenant_id = 'default'",
+              "DELETE FROM order_events WHERE tenant_id = 'default'",
           ])
     func rewritingHistoryIsRefusedDuringErasure(_ statement: String) async throws {
         try await TestDatabase.with { db in
             try await Self.placed(db)
             let error = await #expect(throws: PostgresError.self) {
-                try await Self.transaction(db, Self.erasure + [statement])
+                try await Self.transaction(db, erasure: true, statement)
             }
             #expect(error?.sqlState == "23001")
         }
@@ -56,7 +64,7 @@ import Testing
         try await TestDatabase.with { db in
             try await Self.placed(db)
             let error = await #expect(throws: PostgresError.self) {
-                try await Self.transaction(db, [#"UPDATE order_events SET data = data || '{"display_name": null}'"#])
+                try await Self.transaction(db, erasure: false, Self.blankName)
             }
             #expect(error?.sqlState == "23001")
         }
@@ -67,10 +75,8 @@ import Testing
         try await TestDatabase.with { db in
             try await Self.placed(db)
             try await db.pool.withConnection { connection in
-                try await connection.simpleQuery((["BEGIN"] + Self.erasure + ["COMMIT"]).joined(separator: "; "))
-                await #expect(throws: PostgresError.self) {
-                    try await connection.simpleQuery(#"UPDATE order_events SET data = data || '{"display_name": null}'"#)
-                }
+                try await connection.inTransaction(isolation: .readCommitted) { _ = try await $0.pipeline(PersonalDataScrub.erasureSettings) }
+                await #expect(throws: PostgresError.self) { try await connection.query(PostgresQuery(unsafeSQL: Self.blankName)) }
             }
         }
     }
