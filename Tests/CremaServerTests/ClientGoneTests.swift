@@ -32,7 +32,7 @@ import Testing
 
             // The test holds the order's row, so the event's statement waits on the server for it.
             try await server.db.pool.withTransaction { holder in
-                _ = try await holder.query("SELECT 1 FROM orders WHERE order_id = \(id) FOR UPDATE")
+                _ = try await holder.query("SELECT 1 FROM orders WHERE tenant_id = 'default' AND order_id = \(id) FOR UPDATE")
                 let body = #"{"type":"started","barista":"Sam"}"#
                 let request = """
                     POST /v1/orders/\(id.uuidString.lowercased())/events HTTP/1.1\r

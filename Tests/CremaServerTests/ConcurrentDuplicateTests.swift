@@ -23,7 +23,7 @@ import Testing
         try await Self.run { api, db, _ in
             try await api.createStore()
             let body = APIClient.orderBody()
-            let (first, second) = try await Self.holding("SELECT 1 FROM stores WHERE store_id = 'market-st' FOR UPDATE", in: db) {
+            let (first, second) = try await Self.holding("SELECT 1 FROM stores WHERE tenant_id = 'default' AND store_id = 'market-st' FOR UPDATE", in: db) {
                 try await api.send(.post, "/v1/orders", as: .pos, idempotencyKey: "dup-order", body: body)
             } duplicate: {
                 let duplicate = Task { try await api.send(.post, "/v1/orders", as: .pos, idempotencyKey: "dup-order", body: body) }
