@@ -84,7 +84,8 @@ enum OrderStatements {
         }
     }
 
-    /// Takes the store's next order number, with the planning inputs.
+    /// Takes the store's next order number and stream position, with the planning inputs. The store's row stays locked
+    /// until the command commits or rolls back (migration 023).
     struct PlacementRead: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
         var scope: TenantScope
@@ -96,7 +97,8 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH s AS (
-                UPDATE stores SET next_order_number = next_order_number + 1 WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
+                UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
+                WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
                 RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
@@ -105,6 +107,12 @@ enum OrderStatements {
             FROM s
             """
         }
+    }
+
+    /// The stream position the command took for its event: the value its own update left on the store's row, which no
+    /// other command can change before this one ends (a dashboard reads events by it, `StreamRepository`).
+    static func streamPosition<SQL: PostgresSQL>(tenant: String, store: String) -> SQL {
+        "(SELECT stream_position FROM stores p WHERE p.tenant_id = \(tenant) AND p.store_id = \(store))"
     }
 
     /// The order's store's name and time zone, beside a row of `tenant`'s `orders`: what the planner needs of the
@@ -116,7 +124,9 @@ enum OrderStatements {
         """
     }
 
-    /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions.
+    /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions, and
+    /// takes the store's next stream position: the store's row is locked after the order's (as every command locks
+    /// them), until the command commits or rolls back.
     struct OrderRead: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
         var scope: TenantScope
@@ -130,6 +140,9 @@ enum OrderStatements {
                 SELECT tenant_id, \(unescaped: OrderRow.columns), \(OrderStatements.storeColumns(tenant: scope.tenant) as SQL),
                        (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = \(scope.tenant)) AS events_per_order
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id) FOR UPDATE
+            ), position AS (
+                UPDATE stores SET stream_position = stream_position + 1
+                WHERE tenant_id = \(scope.tenant) AND store_id = (SELECT store_id FROM o)
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
             SELECT o.*, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
@@ -229,9 +242,9 @@ enum OrderStatements {
                             \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
                     RETURNING tenant_id, store_id, order_id
                 ), event AS (
-                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
                     SELECT \(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
-                           \(role.rawValue), \(effects.request.key), \(at)
+                           \(role.rawValue), \(effects.request.key), \(at), \(OrderStatements.streamPosition(tenant: effects.tenant, store: order.storeID) as SQL)
                     FROM inserted
                 ), \(effects.sql(order: order) as SQL)
                 """
@@ -253,9 +266,10 @@ enum OrderStatements {
             let at = effects.at
             return """
                 WITH event AS (
-                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
                     VALUES (\(effects.tenant), \(next.storeID), \(next.id), \(next.version), \(effects.event.rawValue),
-                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at))
+                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at),
+                            \(OrderStatements.streamPosition(tenant: effects.tenant, store: next.storeID) as SQL))
                 ), updated AS (
                     UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                            barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
