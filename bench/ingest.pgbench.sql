@@ -12,11 +12,11 @@
 -- writes are Sources/CremaStore/DeliveryPlanning.swift; the tenant filter Sources/CremaStore/TenantScope+SQL.swift):
 --   placed (openPlacement, insertPlaced):
 --     BEGIN ISOLATION LEVEL READ COMMITTED; the key claim (INSERT ... SELECT ... ON CONFLICT ... RETURNING 1);
---     UPDATE stores ... RETURNING the next number, with the planning-read CTEs (the customer's targets and their
+--     UPDATE stores ... RETURNING the next number (and taking the store's stream position), with the planning-read CTEs (the customer's targets and their
 --     last day of decisions) -- then the core decides -- the write (order, placed event, stored answer,
 --     outbox, superseded rows in one WITH statement); COMMIT.
 --   started / ready / picked_up (openOrder, appendEvent):
---     BEGIN; SELECT the order FOR UPDATE with the planning-read CTEs; the key claim, its store read from the
+--     BEGIN; SELECT the order FOR UPDATE with the store's stream position and the planning-read CTEs; the key claim, its store read from the
 --     order in the same statement -- the core decides -- the write (event, order, stored answer, outbox,
 --     superseded); COMMIT.
 -- The bench registers no push tokens (bench/lifecycle.lua), so the planning reads find no target and the plan
@@ -77,7 +77,8 @@ ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 WITH s AS (
-    UPDATE stores SET next_order_number = next_order_number + 1 WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
+    UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
+    WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
     RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
 ), o AS (
     SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, ('c-' || :oid)::text AS customer_ref FROM s
@@ -110,9 +111,9 @@ WITH inserted AS (
             'queued', 1, :eta, now(), now(), :proj_queued::jsonb)
     RETURNING tenant_id, store_id, order_id
 ), event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
-           'pos', :key, now()
+           'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st))
     FROM inserted
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
@@ -167,6 +168,9 @@ barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
            (SELECT timezone FROM stores s WHERE s.tenant_id = 'default' AND s.store_id = orders.store_id) AS store_timezone,
            (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = 'default') AS events_per_order
     FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
+), position AS (
+    UPDATE stores SET stream_position = stream_position + 1
+    WHERE tenant_id = 'default' AND store_id = (SELECT store_id FROM o)
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
        coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')) AS bundle_id,
        p.frequent_updates
@@ -218,9 +222,10 @@ RETURNING 1;
 \endif
 \if :stage = 1
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started',
-            '{"barista":"Sam"}'::jsonb, 'barista', :key, now())
+            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(),
+            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -269,9 +274,10 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
 SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready',
-            '{"pickup_point": null}'::jsonb, 'barista', :key, now())
+            '{"pickup_point": null}'::jsonb, 'barista', :key, now(),
+            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -320,9 +326,10 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
 SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 \else
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up',
-            '{}'::jsonb, 'pos', :key, now())
+            '{}'::jsonb, 'pos', :key, now(),
+            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
