@@ -34,6 +34,7 @@
 \set st random(1, 8)
 \set oid random(1, 9000000000000000000)
 \set key random(1, 9000000000000000000)
+\set seq random(1, 9000000000000000000)
 -- flight 1, as Crema: BEGIN and the claim in one round trip; then the store read in a round trip of its
 -- own, because pgbench refuses gset inside a pipeline (Crema sends it in the same flight).
 \startpipeline
@@ -49,7 +50,7 @@ RETURNING 1;
 WITH s AS (
     UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
     WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
-    RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+    RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone, stream_position
 ), o AS (
     SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, ('c-' || :oid)::text AS customer_ref FROM s
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
@@ -61,7 +62,7 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+SELECT s.number, s.name, s.timezone, s.stream_position, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
@@ -85,7 +86,7 @@ WITH inserted AS (
 ), event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
-           'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st))
+           'pos', :key, now(), :seq
     FROM inserted
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
@@ -133,6 +134,7 @@ COMMIT;
 \else
 -- ---- started / ready / picked_up: OrderTransaction.openOrder, then appendEvent ----
 \set key random(1, 9000000000000000000)
+\set seq random(1, 9000000000000000000)
 -- flight 1, as Crema: BEGIN, the locked read and the claim in one round trip.
 \startpipeline
 BEGIN ISOLATION LEVEL READ COMMITTED;
@@ -146,6 +148,7 @@ barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
 ), position AS (
     UPDATE stores SET stream_position = stream_position + 1
     WHERE tenant_id = 'default' AND store_id = (SELECT store_id FROM o)
+    RETURNING stream_position
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
        coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')) AS bundle_id,
        p.frequent_updates
@@ -155,7 +158,8 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+       (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
@@ -202,8 +206,7 @@ RETURNING 1;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started',
-            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(),
-            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
+            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(), :seq)
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -254,8 +257,7 @@ SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready',
-            '{"pickup_point": null}'::jsonb, 'barista', :key, now(),
-            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
+            '{"pickup_point": null}'::jsonb, 'barista', :key, now(), :seq)
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -306,8 +308,7 @@ SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up',
-            '{}'::jsonb, 'pos', :key, now(),
-            (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
+            '{}'::jsonb, 'pos', :key, now(), :seq)
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,

@@ -99,20 +99,14 @@ enum OrderStatements {
             WITH s AS (
                 UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
                 WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
-                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone, stream_position
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
+            SELECT s.number, s.name, s.timezone, s.stream_position, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM s
             """
         }
-    }
-
-    /// The stream position the command took for its event: the value its own update left on the store's row, which no
-    /// other command can change before this one ends (a dashboard reads events by it, `StreamRepository`).
-    static func streamPosition<SQL: PostgresSQL>(tenant: String, store: String) -> SQL {
-        "(SELECT stream_position FROM stores p WHERE p.tenant_id = \(tenant) AND p.store_id = \(store))"
     }
 
     /// The order's store's name and time zone, beside a row of `tenant`'s `orders`: what the planner needs of the
@@ -143,8 +137,10 @@ enum OrderStatements {
             ), position AS (
                 UPDATE stores SET stream_position = stream_position + 1
                 WHERE tenant_id = \(scope.tenant) AND store_id = (SELECT store_id FROM o)
+                RETURNING stream_position
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT o.*, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
+            SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+                   \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
             """
         }
@@ -227,6 +223,8 @@ enum OrderStatements {
         var data: PostgresJSON
         var projection: PostgresJSON
         var role: Role
+        /// The store's stream position the command took when it opened (and holds until it commits).
+        var streamPosition: Int64
         var effects: Effects
 
         var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
@@ -244,7 +242,7 @@ enum OrderStatements {
                 ), event AS (
                     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
                     SELECT \(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
-                           \(role.rawValue), \(effects.request.key), \(at), \(OrderStatements.streamPosition(tenant: effects.tenant, store: order.storeID) as SQL)
+                           \(role.rawValue), \(effects.request.key), \(at), \(streamPosition)
                     FROM inserted
                 ), \(effects.sql(order: order) as SQL)
                 """
@@ -258,6 +256,8 @@ enum OrderStatements {
         var data: PostgresJSON
         var projection: PostgresJSON
         var role: Role
+        /// The store's stream position the command took when it opened (and holds until it commits).
+        var streamPosition: Int64
         var effects: Effects
 
         var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
@@ -268,8 +268,7 @@ enum OrderStatements {
                 WITH event AS (
                     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
                     VALUES (\(effects.tenant), \(next.storeID), \(next.id), \(next.version), \(effects.event.rawValue),
-                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at),
-                            \(OrderStatements.streamPosition(tenant: effects.tenant, store: next.storeID) as SQL))
+                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at), \(streamPosition))
                 ), updated AS (
                     UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                            barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),
