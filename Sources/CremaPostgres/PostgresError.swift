@@ -67,6 +67,8 @@ extension PostgresError {
     /// SQLSTATEs the store layer maps to domain errors.
     public enum SQLState {
         public static let uniqueViolation = "23505"
+        /// CREATE TABLE of a table that exists (without IF NOT EXISTS, or racing another that creates it).
+        public static let duplicateTable = "42P07"
         /// A write sent to a read-only server (`default_transaction_read_only`, or a standby).
         public static let readOnlyTransaction = "25006"
         public static let foreignKeyViolation = "23503"
