@@ -34,7 +34,6 @@
 \set st random(1, 8)
 \set oid random(1, 9000000000000000000)
 \set key random(1, 9000000000000000000)
-\set seq random(1, 9000000000000000000)
 -- flight 1, as Crema: BEGIN and the claim in one round trip; then the store read in a round trip of its
 -- own, because pgbench refuses gset inside a pipeline (Crema sends it in the same flight).
 \startpipeline
@@ -86,7 +85,7 @@ WITH inserted AS (
 ), event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
-           'pos', :key, now(), :seq
+           'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st))
     FROM inserted
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
@@ -134,7 +133,6 @@ COMMIT;
 \else
 -- ---- started / ready / picked_up: OrderTransaction.openOrder, then appendEvent ----
 \set key random(1, 9000000000000000000)
-\set seq random(1, 9000000000000000000)
 -- flight 1, as Crema: BEGIN, the locked read and the claim in one round trip.
 \startpipeline
 BEGIN ISOLATION LEVEL READ COMMITTED;
@@ -206,7 +204,7 @@ RETURNING 1;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started',
-            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(), :seq)
+            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -257,7 +255,7 @@ SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready',
-            '{"pickup_point": null}'::jsonb, 'barista', :key, now(), :seq)
+            '{"pickup_point": null}'::jsonb, 'barista', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -308,7 +306,7 @@ SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up',
-            '{}'::jsonb, 'pos', :key, now(), :seq)
+            '{}'::jsonb, 'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
