@@ -121,6 +121,8 @@ log "crema's database URL: $conninfo"
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1 \
   || { echo "crema migrate failed:" >&2; cat "$out/migrate.log" >&2; exit 1; }
 grep -i citus "$out/migrate.log" | head -3 | tee -a "$out/run.log"
+log "reference tables' placements (table: groups): $(q "SELECT string_agg(rel || ': ' || groups, '; ') FROM (SELECT s.logicalrelid::text AS rel, string_agg(DISTINCT p.groupid::text, ',') AS groups
+  FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) WHERE s.logicalrelid IN ('api_keys'::regclass, 'tenants'::regclass) GROUP BY s.logicalrelid) x"); citus.task_assignment_policy $(q "SHOW citus.task_assignment_policy")"
 q "SET client_min_messages = warning; CREATE SCHEMA IF NOT EXISTS drill_probe; CREATE TABLE IF NOT EXISTS drill_probe.t (k int)" > /dev/null
 q "SELECT create_distributed_table('drill_probe.t', 'k')" > /dev/null
 # group_of TENANT: the worker group that holds the tenant's shards (every table is co-located with stores).
