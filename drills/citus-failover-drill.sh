@@ -13,16 +13,18 @@
 #   -m perform: `pg_autoctl perform failover --group G` (orchestrated);
 #   -m kill:    kill -9 of the group primary's keeper processes and postmaster; once the standby is promoted, the
 #               killed node's keeper is started again and rejoins as the standby.
-# The monitor's keeper of the promoted standby points the coordinator's pg_dist_node at it (pg_autoctl's
-# master_update_node, prepared before the promotion and committed after). The load goes on until every node is settled
+# The promoted standby's own keeper points the coordinator's pg_dist_node at it (pg_autoctl's master_update_node,
+# prepared before the promotion and committed after). The load goes on until every node is settled
 # again and the coordinator's metadata is synced to the workers, plus AFTER seconds; then the dispatchers drain. Crema
 # is never restarted. It reports what drills/failover-drill.sh does (drills/failover_report.py: acknowledged events,
 # planned pushes and webhooks lost, seconds of refusals, the dispatcher's pause, retried commands with one effect), each
 # tenant's refusals apart, and how long the workers' metadata stayed out of sync; ending with the line
 #   citus-failover: mode=M group=G metadata_synced_s=S lost_events=0 lost_pushes=0 duplicate_pushes=N lost_webhooks=0 refused_s=S restarted=no max_push_delay_s=S
 # The psql write probe inserts a row, through the coordinator, into a table of its own (drill_probe.t), on a shard of
-# the failing group: when that group took writes again, apart from Crema. Exits 1 on any loss, a command with other than one effect, or a crema
-# process that died; exits 2 when Citus is not installed (nothing of Citus is in this repository).
+# the failing group: when that group took writes again, apart from Crema. Each node's PostgreSQL log is kept
+# (NODE-postgres.log; the coordinator logs a failed statement's parameters, so its tenant). Exits 1 on any loss, a
+# command with other than one effect, or a crema process that died; exits 2 when Citus is not installed (nothing of
+# Citus is in this repository).
 #
 # Usage: drills/citus-failover-drill.sh [-m perform|kill] [-g GROUP] [-r RUNS] [-d LOAD_SECONDS] [-k FAIL_AFTER] [-a AFTER] [-t THREADS] [-D]
 #   defaults: -m perform, -g the group holding the default tenant's shards, -r 1 -d 20 -k 8 -a 3 -t 16 (split
@@ -47,7 +49,7 @@ while getopts "m:g:r:d:k:a:t:D" opt; do
     a) after=$OPTARG ;;
     t) threads=$OPTARG ;;
     D) defaults=1 ;;
-    *) sed -n '2,32p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,34p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in perform|kill) ;; *) echo "-m perform or -m kill" >&2; exit 2 ;; esac
@@ -117,6 +119,9 @@ q() { psql "$conninfo" -XAtq -F ' ' -v ON_ERROR_STOP=1 -c "$1"; }
 dist_nodes() { q "SELECT string_agg(groupid || '=' || nodeport || CASE WHEN metadatasynced OR NOT hasmetadata THEN '' ELSE '(not synced)' END, ' ' ORDER BY groupid) FROM pg_dist_node"; }
 metadata_synced() { [ "$(q "SELECT bool_and(metadatasynced) FROM pg_dist_node WHERE hasmetadata")" = t ]; }
 log "coordinator's pg_dist_node (group=port): $(dist_nodes)"
+# The coordinator's log names the parameters of a statement that failed (its tenant), for coord-postgres.log.
+q "ALTER SYSTEM SET log_parameter_max_length_on_error = -1" > /dev/null
+q "SELECT pg_reload_conf()" > /dev/null
 log "crema's database URL: $conninfo"
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1 \
   || { echo "crema migrate failed:" >&2; cat "$out/migrate.log" >&2; exit 1; }
