@@ -112,12 +112,10 @@ WITH inserted AS (
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, :number, ('T-' || :oid), ('c-' || :oid),
             'Ana', 'en', :items::jsonb,
             'queued', 1, :eta, now(), now(), :proj_queued::jsonb)
-    RETURNING tenant_id, store_id, order_id
 ), event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
-           'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st))
-    FROM inserted
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
+            'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
@@ -149,14 +147,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_queued::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 COMMIT;
 \set stage 1
 
@@ -268,14 +267,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_preparing::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -319,14 +319,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_ready::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \else
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -370,14 +371,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_picked_up::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text, repeat('x', 250)::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \endif
 COMMIT;
 \set stage (:stage + 1) % 4

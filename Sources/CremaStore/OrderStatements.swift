@@ -203,7 +203,7 @@ enum OrderStatements {
                 \(BroadcastRepository.queueBoard(tenant: tenant, store: order.storeID, change: BoardChange(event: event), at: at) as SQL)
             ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL),
             \(WebhookOutbox.orderCTEs(hooks, tenant: tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at) as SQL)
-            SELECT \(unescaped: WebhookOutbox.queuedDeliveries)
+            SELECT \(WebhookOutbox.queued(hooks, tenant: tenant, store: order.storeID) as SQL)
             """
         }
 
@@ -238,12 +238,12 @@ enum OrderStatements {
                     VALUES (\(effects.tenant), \(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
                             \(order.displayName), \(order.locale), \(items)::jsonb,
                             \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
-                    RETURNING tenant_id, store_id, order_id
                 ), event AS (
+                    -- Beside the order, not from its RETURNING: Citus copies a CTE's rows that another part reads to every
+                    -- worker. The event's foreign key is checked at the statement's end, when the order is there.
                     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
-                    SELECT \(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
-                           \(role.rawValue), \(effects.request.key), \(at), \(streamPosition)
-                    FROM inserted
+                    VALUES (\(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
+                            \(role.rawValue), \(effects.request.key), \(at), \(streamPosition))
                 ), \(effects.sql(order: order) as SQL)
                 """
         }
