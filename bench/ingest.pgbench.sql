@@ -12,11 +12,11 @@
 -- writes are Sources/CremaStore/DeliveryPlanning.swift; the tenant filter Sources/CremaStore/TenantScope+SQL.swift):
 --   placed (openPlacement, insertPlaced):
 --     BEGIN ISOLATION LEVEL READ COMMITTED; the key claim (INSERT ... SELECT ... ON CONFLICT ... RETURNING 1);
---     UPDATE stores ... RETURNING the next number, with the planning-read CTEs (the customer's targets and their
+--     UPDATE stores ... RETURNING the next number (and taking the store's stream position), with the planning-read CTEs (the customer's targets and their
 --     last day of decisions) -- then the core decides -- the write (order, placed event, stored answer,
 --     outbox, superseded rows in one WITH statement); COMMIT.
 --   started / ready / picked_up (openOrder, appendEvent):
---     BEGIN; SELECT the order FOR UPDATE with the planning-read CTEs; the key claim, its store read from the
+--     BEGIN; SELECT the order FOR UPDATE with the store's stream position and the planning-read CTEs; the key claim, its store read from the
 --     order in the same statement -- the core decides -- the write (event, order, stored answer, outbox,
 --     superseded); COMMIT.
 -- The bench registers no push tokens (bench/lifecycle.lua), so the planning reads find no target and the plan
@@ -55,6 +55,9 @@
 --     stored answer's text (Crema's envelope around it is about 110 bytes longer) and the activity.ended body 250
 --     x's (about Crema's size). The bench has no webhook endpoint, so, as in Crema, neither is written;
 --   * Crema's replay path (a key seen before: its stored answer read, then ROLLBACK) never runs in the bench.
+--   * the event's stream position (order_events.stream_seq) is read back from the store's row in the insert, where
+--     Crema binds the position its first round trip's update returned (pgbench cannot carry it across a pipeline):
+--     the same value, for one more primary-key read of a row the transaction holds.
 --
 -- Held to Crema's statements, not to a commit: before every run bench/ingest.sh turns PostgreSQL's statement log on
 -- for its sample lifecycle through crema serve, and bench/ingest_statements.py compares the statements of Crema's
@@ -77,8 +80,9 @@ ON CONFLICT (tenant_id, store_id, scope, idempotency_key) DO UPDATE
     WHERE idempotency_keys.created_at < now() - interval '86400 seconds'
 RETURNING 1;
 WITH s AS (
-    UPDATE stores SET next_order_number = next_order_number + 1 WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
-    RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+    UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
+    WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND store_id = ('s' || :st)
+    RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone, stream_position
 ), o AS (
     SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, ('c-' || :oid)::text AS customer_ref FROM s
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
@@ -90,7 +94,7 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT s.number, s.name, s.timezone, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+SELECT s.number, s.name, s.timezone, s.stream_position, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
@@ -108,12 +112,10 @@ WITH inserted AS (
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, :number, ('T-' || :oid), ('c-' || :oid),
             'Ana', 'en', :items::jsonb,
             'queued', 1, :eta, now(), now(), :proj_queued::jsonb)
-    RETURNING tenant_id, store_id, order_id
 ), event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
-           'pos', :key, now()
-    FROM inserted
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', :placed_data::jsonb,
+            'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), answer AS (
     UPDATE idempotency_keys SET response_status = 201, response_body = :resp_queued
 WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND idempotency_key = :key
@@ -145,14 +147,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_queued::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 COMMIT;
 \set stage 1
 
@@ -167,6 +170,10 @@ barista, pickup_point, delay_reason, cancel_reason, placed_at, updated_at,
            (SELECT timezone FROM stores s WHERE s.tenant_id = 'default' AND s.store_id = orders.store_id) AS store_timezone,
            (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = 'default') AS events_per_order
     FROM orders WHERE tenant_id = 'default' AND (NULL::text[] IS NULL OR store_id = ANY(NULL::text[])) AND order_id = md5(:oid::text)::uuid FOR UPDATE
+), position AS (
+    UPDATE stores SET stream_position = stream_position + 1
+    WHERE tenant_id = 'default' AND store_id = (SELECT store_id FROM o)
+    RETURNING stream_position
 ), t AS (SELECT 'live_activity' AS kind, p.target_id AS id, p.environment, extract(epoch FROM p.updated_at)::float8 AS registered_at,
        coalesce(p.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')) AS bundle_id,
        p.frequent_updates
@@ -176,7 +183,8 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT o.*, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+       (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
@@ -218,9 +226,9 @@ RETURNING 1;
 \endif
 \if :stage = 1
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started',
-            '{"barista":"Sam"}'::jsonb, 'barista', :key, now())
+            '{"barista":"Sam"}'::jsonb, 'barista', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'preparing', version = 2, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -259,19 +267,20 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_preparing::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready',
-            '{"pickup_point": null}'::jsonb, 'barista', :key, now())
+            '{"pickup_point": null}'::jsonb, 'barista', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'ready', version = 3, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -310,19 +319,20 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_ready::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \else
 WITH event AS (
-    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
     VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up',
-            '{}'::jsonb, 'pos', :key, now())
+            '{}'::jsonb, 'pos', :key, now(), (SELECT stream_position FROM stores p WHERE p.tenant_id = 'default' AND p.store_id = ('s' || :st)))
 ), updated AS (
     UPDATE orders SET state = 'picked_up', version = 4, eta = :eta,
            barista = 'Sam', pickup_point = NULL, delay_reason = NULL,
@@ -361,14 +371,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
     FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_picked_up::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text, repeat('x', 250)::text)) AS x(id, type, body)
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-    RETURNING event_id, event_type
 ), hook_deliveries AS (
     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, h.event_id, now(), now()
-    FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND h.event_type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-    RETURNING 1
+    SELECT 'default', e.endpoint_id, x.id, now(), now()
+    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued;
+SELECT EXISTS (
+    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type)
+    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
+) AS webhooks_queued;
 \endif
 COMMIT;
 \set stage (:stage + 1) % 4

@@ -66,12 +66,13 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
-# create_stores PORT N: PUT /v1/stores/s1..sN.
+# create_stores PORT N [POS_KEY]: PUT /v1/stores/s1..sN (with the pos key of the tenant they belong to; default
+# BENCH_POS_KEY, the default tenant's).
 create_stores() {
   local i code
   for i in $(seq 1 "$2"); do
     code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -X PUT "http://127.0.0.1:$1/v1/stores/s$i" \
-      -H "Authorization: Bearer $BENCH_POS_KEY" -H 'Content-Type: application/json' \
+      -H "Authorization: Bearer ${3:-$BENCH_POS_KEY}" -H 'Content-Type: application/json' \
       -d "{\"name\":\"Bench store $i\",\"timezone\":\"UTC\"}")
     case "$code" in 200|201) ;; *) echo "PUT /v1/stores/s$i answered $code" >&2; return 1 ;; esac
   done

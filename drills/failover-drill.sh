@@ -32,14 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-# Shorter detection and promotion than pg_auto_failover's defaults (5 s / 5 s / 2 / 2 s / 20 s / 30 s; keeper 20 s).
-# A node is failed after node_considered_unhealthy_timeout without a keeper report and a failed health check; the
-# standby is promoted once the old primary confirmed its demotion or primary_demote_timeout passed. A cut-off
-# primary demotes itself after network_partition_timeout, which must stay below primary_demote_timeout.
-FAST_MONITOR_SETTINGS="pgautofailover.health_check_period=1000 pgautofailover.health_check_timeout=1000
-pgautofailover.health_check_max_retries=1 pgautofailover.health_check_retry_delay=500
-pgautofailover.node_considered_unhealthy_timeout=3000 pgautofailover.primary_demote_timeout=6000"
-FAST_KEEPER_SETTINGS="timeout.network_partition_timeout=4"
+source drills/failover_lib.sh
 
 mode=perform runs=1 duration=20 fail_after=8 after=3 threads=16 defaults=0
 while getopts "m:r:d:k:a:t:D" opt; do
@@ -60,17 +53,12 @@ receiver_port=$((port + 1))
 sim_port=${BENCH_SIM_PORT:-18446}
 CREMA=$(crema_bin)
 
-if ! command -v pg_autoctl > /dev/null; then
-  echo "pg_autoctl is missing: installing postgresql-15-auto-failover" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15-auto-failover > /dev/null
-fi
+ensure_pg_autoctl
 
 bench_workspace failover-drill
-formation=$cluster  # bench_workspace's empty temporary folder; the formation lives in it
-chmod 755 "$formation"
-[ "$(id -u)" = 0 ] && chown postgres:postgres "$formation"
+formation_folder
+formation_nodes=2
 RECEIVER_PID="" CLIENT_PID="" PROBE_PID=""
-declare -A KEEPER_PID=()
 cleanup() {
   [ -n "$CLIENT_PID" ] && stop_pid "$CLIENT_PID" 5
   [ -n "$PROBE_PID" ] && stop_pid "$PROBE_PID" 5
@@ -78,63 +66,12 @@ cleanup() {
   [ -n "${SERVE_PID:-}" ] && stop_pid "$SERVE_PID"
   [ -n "${SIM_PID:-}" ] && stop_pid "$SIM_PID"
   SERVE_PID="" SIM_PID=""
-  for node in node1 node2 monitor; do
-    [ -d "$formation/$node" ] && autoctl stop --pgdata "$formation/$node" --immediate > /dev/null 2>&1 || true
-  done
-  for pid in "${KEEPER_PID[@]}"; do stop_pid "$pid" 10; done
-  # Whatever of the formation outlived its keepers (processes whose command line names this drill's own folder).
-  for pid in $(ps -eo pid=,args= | awk -v dir="$formation/" 'index($0, dir) { print $1 }'); do kill -KILL "$pid" 2> /dev/null || true; done
+  stop_formation node1 node2
   bench_cleanup
 }
 trap cleanup EXIT
 
-# autoctl ARGS: pg_autoctl as the postgres user, its configuration and state inside the formation's folder.
-autoctl() {
-  local env=(env "PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/bin:/bin" "XDG_CONFIG_HOME=$formation/config"
-    "XDG_DATA_HOME=$formation/share" "XDG_RUNTIME_DIR=$formation/run")
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "${env[@]}" pg_autoctl "$@"; else "${env[@]}" pg_autoctl "$@"; fi
-}
-monitor_sql() { psql "postgres://autoctl_node@127.0.0.1:$monitor_port/pg_auto_failover?sslmode=disable" -XAtq -F ' ' -c "$1"; }
-nodes_state() { monitor_sql "SELECT string_agg(nodename || '=' || reportedstate || '/' || goalstate, ' ' ORDER BY nodeid) FROM pgautofailover.node"; }
-primary_node() { monitor_sql "SELECT nodename FROM pgautofailover.node WHERE reportedstate IN ('primary', 'wait_primary', 'single') AND goalstate = reportedstate"; }
-primary_is() { [ "$(primary_node)" = "$1" ]; }
-primary_is_not() { local p; p=$(primary_node) && [ -n "$p" ] && [ "$p" != "$1" ]; }
-healthy() { [ "$(monitor_sql "SELECT count(*) FILTER (WHERE reportedstate = goalstate AND reportedstate IN ('primary', 'secondary')) || ' ' || count(*) FROM pgautofailover.node")" = "2 2" ]; }
-# wait_for SECONDS CONDITION...: polls CONDITION every 0.1 s (bounded).
-wait_for() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" 2> /dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-now() { date +%s.%N; }
-# wait_healthy SECONDS: waits (bounded) for a primary and a secondary. A standby's base backup (node2 joining, or a
-# killed primary whose pg_rewind failed) waits for a checkpoint, spread over minutes by default: ask for one.
-wait_healthy() {
-  local deadline=$((SECONDS + $1)) primary
-  until healthy 2> /dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    primary=$(primary_node 2> /dev/null | head -1) || true
-    [ -n "$primary" ] && psql "host=127.0.0.1 port=${node_port[$primary]} user=postgres dbname=crema" -XAtq -c CHECKPOINT > /dev/null 2>&1 || true
-    sleep 1
-  done
-}
-# descendants PID: every process below PID.
-descendants() {
-  local child
-  for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done
-}
-# run_keeper NODE: `pg_autoctl run` of a node already created; sets KEEPER_PID[NODE].
-run_keeper() {
-  autoctl run --pgdata "$formation/$1" >> "$out/$1.log" 2>&1 &
-  KEEPER_PID[$1]=$!
-}
-read -r monitor_port node1_port node2_port < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))')
+read -r monitor_port node1_port node2_port < <(free_ports 3)
 declare -A node_port=([node1]=$node1_port [node2]=$node2_port)
 
 { machine_info; echo "pg_autoctl: $(pg_autoctl --version | head -1)"; echo "mode: $mode, runs: $runs, threads: $threads, load >= ${duration}s, fail after ${fail_after}s"
@@ -146,28 +83,17 @@ autoctl create monitor --pgdata "$formation/monitor" --pgport "$monitor_port" --
   --run >> "$out/monitor.log" 2>&1 &
 KEEPER_PID[monitor]=$!
 wait_for 60 monitor_sql "SELECT 1" > /dev/null || { echo "the monitor did not start; see monitor.log" >&2; exit 1; }
-if [ "$defaults" = 0 ]; then
-  for setting in $FAST_MONITOR_SETTINGS; do
-    psql "host=127.0.0.1 port=$monitor_port user=postgres dbname=pg_auto_failover" -XAtq -c "ALTER SYSTEM SET ${setting%%=*} = '${setting#*=}'"
-  done
-  psql "host=127.0.0.1 port=$monitor_port user=postgres dbname=pg_auto_failover" -XAtq -c "SELECT pg_reload_conf()" > /dev/null
-fi
-monitor_uri="postgres://autoctl_node@127.0.0.1:$monitor_port/pg_auto_failover?sslmode=disable"
+[ "$defaults" = 0 ] && fast_monitor
 for node in node1 node2; do
   autoctl create postgres --pgdata "$formation/$node" --pgport "${node_port[$node]}" --hostname 127.0.0.1 --name "$node" \
-    --auth trust --no-ssl --monitor "$monitor_uri" --dbname crema --run >> "$out/$node.log" 2>&1 &
+    --auth trust --no-ssl --monitor "$(monitor_uri)" --dbname crema --run >> "$out/$node.log" 2>&1 &
   KEEPER_PID[$node]=$!
   if [ "$node" = node1 ]; then
     wait_for 90 primary_is node1 || { echo "node1 did not become primary; see node1.log" >&2; exit 1; }
   fi
 done
 wait_healthy 180 || { echo "the formation did not become healthy: $(nodes_state)" >&2; exit 1; }
-if [ "$defaults" = 0 ]; then
-  for node in node1 node2; do
-    for setting in $FAST_KEEPER_SETTINGS; do autoctl config set --pgdata "$formation/$node" "${setting%%=*}" "${setting#*=}" > /dev/null; done
-    autoctl reload --pgdata "$formation/$node" > /dev/null
-  done
-fi
+[ "$defaults" = 0 ] && fast_keepers node1 node2
 log "formation: $(nodes_state)"
 autoctl show uri --pgdata "$formation/monitor" --formation default >> "$out/run.log"
 
@@ -218,12 +144,8 @@ for run in $(seq 1 "$runs"); do
     autoctl perform failover --pgdata "$formation/monitor" >> "$rdir/perform.log" 2>&1 &
     perform_pid=$!
   else
-    keeper=${KEEPER_PID[$before]}
-    # The keeper is every pg_autoctl process under it (supervisor, postgres controller, node-active service).
-    victims="$(descendants "$keeper" | while read -r pid; do [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = pg_autoctl ] && echo "$pid"; done) $(head -1 "$formation/$before/postmaster.pid")"
-    kill -KILL $victims
-    wait "$keeper" 2> /dev/null || true
-    log "kill -9 of $before's keeper and postmaster (pids $(echo $victims))"
+    kill_node "$before"
+    log "kill -9 of $before's keeper and postmaster (pids $victims)"
   fi
   wait_for 300 primary_is_not "$before" || log "no new primary within 300 s: $(nodes_state)"
   t_promoted=$(now)
@@ -255,148 +177,17 @@ for run in $(seq 1 "$runs"); do
 
   acked=$(verify_journal "$conninfo" "$rdir/journal.jsonl" "$rdir") || true
   log "journal: $acked"
-  python3 -c '
-import csv, json, sys
-w = csv.writer(sys.stdout)
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    w.writerow([r["order_id"], r["event_type"], r["key"], r["first"], r["replayed"]])' "$rdir/retried.jsonl" > "$rdir/retried.csv"
-  psql "$conninfo" -XAtq -v ON_ERROR_STOP=1 > "$rdir/db.json" <<SQL
-CREATE TEMP TABLE journal (order_id uuid, version int, event_type text, idempotency_key text);
-\copy journal FROM '$rdir/journal.csv' WITH (FORMAT csv)
-CREATE TEMP TABLE retried (order_id uuid, event_type text, idempotency_key text, first text, replayed bool);
-\copy retried FROM '$rdir/retried.csv' WITH (FORMAT csv)
-SELECT json_build_object(
-  'pushes', (SELECT coalesce(json_agg(json_build_object('apns_id', lower(d.apns_id::text), 'state', d.state,
-                                                        'created_at', extract(epoch FROM d.created_at))), '[]')
-             FROM delivery_outbox d JOIN journal j ON j.order_id = d.order_id AND j.version = d.order_version
-             WHERE d.state NOT IN ('skipped', 'superseded')),
-  'superseded', (SELECT count(*) FROM delivery_outbox d JOIN journal j ON j.order_id = d.order_id AND j.version = d.order_version
-                 WHERE d.state = 'superseded'),
-  'sent_at', (SELECT coalesce(json_agg(extract(epoch FROM sent_at) ORDER BY sent_at), '[]') FROM delivery_outbox
-              WHERE sent_at >= to_timestamp($t_start)),
-  'webhooks', (SELECT coalesce(json_agg(json_build_object('order_id', e.order_id, 'version', (e.body -> 'data' -> 'order' ->> 'version')::int,
-                      'state', w.state)), '[]')
-               FROM webhook_deliveries w JOIN webhook_events e ON e.tenant_id = w.tenant_id AND e.event_id = w.event_id
-               WHERE e.order_id IN (SELECT order_id FROM journal)),
-  'retried', (SELECT count(*) FROM retried),
-  'retried_one_effect', (SELECT count(*) FROM retried r
-                         WHERE (SELECT count(*) FROM order_events e WHERE e.order_id = r.order_id AND e.event_type = r.event_type) = 1),
-  'duplicate_orders', (SELECT count(*) FROM (SELECT 1 FROM orders WHERE pos_ref LIKE '$run_id-%' GROUP BY store_id, pos_ref HAVING count(*) > 1) d)
-);
-SQL
+  collect_run "$conninfo" "$rdir" "$t_start" "$run_id"
   restarted=no
   for pid in "$serve_pid" "$sim_pid"; do kill -0 "$pid" 2> /dev/null || restarted=yes; done
   { tail -n +"$((serve_lines + 1))" "$out/serve.log" | grep -E 'LISTEN connection|listening again' || true; } > "$rdir/listener.log"
-  python3 - "$rdir" "$mode" "$restarted" "$t_start" "$t_fail" "$t_promoted" "$t_healthy" "$t_load_end" "$t_drained" \
-    "$before" "$after_state" <<'EOF' | tee -a "$out/run.log"
-import json, sys
-from datetime import datetime
-rdir, mode, restarted = sys.argv[1:4]
-t_start, t_fail, t_promoted, t_healthy, t_load_end, t_drained = map(float, sys.argv[4:10])
-before, after = sys.argv[10:12]
-outcomes = sorted((json.loads(l) for l in open(f"{rdir}/outcomes.jsonl")), key=lambda o: o["t"])
-db = json.load(open(f"{rdir}/db.json"))
-journal = [json.loads(l) for l in open(f"{rdir}/journal.jsonl")]
-acked = {(j["order_id"], j["version"], j["event_type"]) for j in journal}
-refused = [o for o in outcomes if o["status"] == 0 or o["status"] >= 500]
-refused_s = (max(o["t"] + o["latency_ms"] / 1000 for o in refused) - refused[0]["t"]) if refused else 0.0
-ok_after = next((o for o in outcomes if refused and o["t"] > refused[-1]["t"] and 200 <= o["status"] < 300), None)
-writes_back = ok_after["t"] + ok_after["latency_ms"] / 1000 if ok_after else None
-# The formation alone: the first write a direct psql probe got through after its first refusal since the failover.
-probes = [json.loads(l) for l in open(f"{rdir}/probe.jsonl")]
-first_bad = next((p for p in probes if p["t"] >= t_fail and not p["ok"]), None)
-formation_back = next((p["done"] for p in probes if first_bad and p["t"] > first_bad["t"] and p["ok"]), None)
-probe_refused = sum(1 for p in probes if p["t"] >= t_fail and not p["ok"])
-by_kind = {}
-for o in refused:
-    k = o["error"] or str(o["status"])
-    by_kind[k] = by_kind.get(k, 0) + 1
-# Pushes: accepted simulator records by apns-id.
-records = json.load(open(f"{rdir}/sim-requests.json"))
-accepted = {}
-first_accepted = {}
-for r in records:
-    if r["status"] == 200:
-        apns_id = r["apnsID"].lower()
-        accepted[apns_id] = accepted.get(apns_id, 0) + 1
-        at = datetime.fromisoformat(r["receivedAt"].replace("Z", "+00:00")).timestamp()
-        first_accepted[apns_id] = min(at, first_accepted.get(apns_id, at))
-planned = db["pushes"]
-# From the event's commit (its outbox row was written in the event's transaction) to APNs' first acceptance.
-delays = [first_accepted[p["apns_id"]] - float(p["created_at"]) for p in planned if p["apns_id"] in first_accepted]
-max_push_delay_s = max(delays, default=0.0)
-lost_pushes = [p for p in planned if p["apns_id"] not in accepted]
-duplicates = sum(accepted.get(p["apns_id"], 0) - 1 for p in planned if accepted.get(p["apns_id"], 0) > 1)
-# Webhooks: every delivery of the run's orders must have reached the receiver (order id and version).
-received = set()
-for line in open(f"{rdir}/../received.jsonl"):
-    r = json.loads(line)
-    if "order_id" in r:
-        received.add((r["order_id"], r["version"]))
-lost_webhooks = [w for w in db["webhooks"] if (w["order_id"], w["version"]) not in received]
-# The dispatcher: its longest pause in sent_at around the failover, and its first send after writes came back.
-# Only pauses that began before writes came back: after the load, rows whose outcome was lost wait for their lease.
-sent = [t for t in db["sent_at"] if t >= t_fail - 5]
-gaps = [(b - a, a, b) for a, b in zip(sent, sent[1:]) if writes_back is None or a <= writes_back]
-gap = max(gaps, default=(0.0, t_fail, t_fail))
-first_send = next((t for t in sent if writes_back and t >= writes_back), None)
-result = {
-    "mode": mode, "primary_before": before, "primary_after": after, "acknowledged": len(journal),
-    "requests": len(outcomes), "refused": len(refused), "refused_by": by_kind, "refused_s": round(refused_s, 2),
-    "promoted_s": round(t_promoted - t_fail, 2), "healthy_s": round(t_healthy - t_fail, 2),
-    "writes_back_s": round(writes_back - t_fail, 2) if writes_back else None,
-    "formation_back_s": round(formation_back - t_fail, 2) if formation_back else None,
-    "crema_lag_s": round(writes_back - formation_back, 2) if formation_back and writes_back else None,
-    "probe_refused": probe_refused,
-    "planned_pushes": len(planned), "superseded": db["superseded"], "lost_pushes": len(lost_pushes),
-    "lost_push_states": sorted({p["state"] for p in lost_pushes}), "duplicate_pushes": duplicates,
-    "webhooks": len(db["webhooks"]), "lost_webhooks": len(lost_webhooks),
-    "dispatch_gap_s": round(gap[0], 2), "dispatch_gap_from_failover_s": [round(gap[1] - t_fail, 2), round(gap[2] - t_fail, 2)],
-    "dispatch_after_writes_s": round(first_send - writes_back, 2) if first_send and writes_back else None,
-    "retried": db["retried"], "retried_one_effect": db["retried_one_effect"], "duplicate_orders": db["duplicate_orders"],
-    "drain_s": round(t_drained - t_load_end, 2), "restarted": restarted, "max_push_delay_s": round(max_push_delay_s, 2),
-}
-json.dump(result, open(f"{rdir}/result.json", "w"))
-print(json.dumps(result))
-EOF
   lost_events=$(python3 -c "import sys; print(sys.argv[1].split()[-1])" "$acked")
-  python3 - "$rdir/result.json" "$lost_events" "$out/results.jsonl" <<'EOF' | tee -a "$out/run.log"
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["lost_events"] = int(sys.argv[2]) if sys.argv[2].isdigit() else -1
-open(sys.argv[3], "a").write(json.dumps(r) + "\n")
-print(f"commands whose first attempt got no answer or a 5xx, acknowledged in the end: {r['retried']}, with exactly one effect: "
-      f"{r['retried_one_effect']}; duplicate orders: {r['duplicate_orders']}")
-print(f"refusals: {r['refused']} answers {r['refused_by']} over {r['refused_s']} s; new primary {r['promoted_s']} s, "
-      f"writes back {r['writes_back_s']} s (a direct psql probe: {r['formation_back_s']} s, so Crema's own part {r['crema_lag_s']} s), formation healthy {r['healthy_s']} s after the failover began")
-print(f"dispatcher: longest pause {r['dispatch_gap_s']} s, first send {r['dispatch_after_writes_s']} s after writes came back; "
-      f"pushes planned {r['planned_pushes']} (superseded {r['superseded']}), webhooks {r['webhooks']}; drained {r['drain_s']} s after the load")
-print(f"failover: mode={r['mode']} lost_events={r['lost_events']} lost_pushes={r['lost_pushes']} duplicate_pushes={r['duplicate_pushes']} "
-      f"lost_webhooks={r['lost_webhooks']} refused_s={r['refused_s']} restarted={r['restarted']} max_push_delay_s={r['max_push_delay_s']}")
-bad = (r["lost_events"] != 0 or r["lost_pushes"] or r["lost_webhooks"] or r["restarted"] != "no"
-       or r["retried_one_effect"] != r["retried"] or r["duplicate_orders"])
-sys.exit(1 if bad else 0)
-EOF
+  python3 drills/failover_report.py result "$rdir" "$mode" "$restarted" "$t_start" "$t_fail" "$t_promoted" "$t_healthy" \
+    "$t_load_end" "$t_drained" "$before" "$after_state" "$lost_events" "$out/results.jsonl" | tee -a "$out/run.log"
   [ "${PIPESTATUS[0]}" = 0 ] || failures=$((failures + 1))
   log "LISTEN connection: $(grep -c 'lost the LISTEN' "$rdir/listener.log") lost, back after: $(grep -o 'outage_ms[^,}]*' "$rdir/listener.log" | tr '\n' ' ')"
 done
 
-python3 - "$out/results.jsonl" <<'EOF' | tee "$out/summary.txt"
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-cols = ["refused_s", "promoted_s", "formation_back_s", "writes_back_s", "crema_lag_s", "healthy_s", "dispatch_gap_s", "dispatch_after_writes_s",
-        "max_push_delay_s", "acknowledged", "retried", "planned_pushes", "duplicate_pushes", "webhooks"]
-print("| run | " + " | ".join(cols) + " | lost events/pushes/webhooks | restarted |")
-print("|---" * (len(cols) + 3) + "|")
-for i, r in enumerate(rows, 1):
-    print(f"| {i} | " + " | ".join(str(r[c]) for c in cols) + f" | {r['lost_events']}/{r['lost_pushes']}/{r['lost_webhooks']} | {r['restarted']} |")
-for name, f in (("min", min), ("median", statistics.median), ("max", max)):
-    vals = []
-    for c in cols:
-        xs = [r[c] for r in rows if r[c] is not None]
-        vals.append(f"{f(xs):g}" if xs else "-")
-    print(f"| {name} | " + " | ".join(vals) + " | | |")
-EOF
+python3 drills/failover_report.py summary "$out/results.jsonl" | tee "$out/summary.txt"
 log "runs with a violation: $failures of $runs"
 exit $((failures > 0))

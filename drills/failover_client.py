@@ -3,10 +3,11 @@
 Recorder (same OUTCOMES and JOURNAL lines, so lib.sh's verify_journal reads the journal as it does the kill drill's).
 
 `probe`: until STOP_FILE exists, every 0.1 s: can a session with target_session_attrs=read-write be opened with
-CONNINFO and write (a temporary table), with psql? One JSON line per try to OUTCOMES: when the formation itself
+CONNINFO and write (a temporary table, or the statement SQL), with psql? One JSON line per try to OUTCOMES: when the formation itself
 took writes again, apart from Crema.
 
-`setup`: registers one push-to-start token for each of CUSTOMERS customers (`fo-c1`...) and one webhook endpoint
+`setup`: registers one push-to-start token for each of CUSTOMERS customers (`fo-c1`...; the token named after
+TOKEN_TAG and the customer, so two tenants' customers have tokens of their own) and one webhook endpoint
 (`order.changed`) at the receiver; prints the endpoint id.
 
 `load`: THREADS threads replay order lifecycles until STOP_FILE exists (or DURATION seconds passed): `placed` for a
@@ -153,7 +154,7 @@ def load(args):
 def setup(args):
     client = FailoverClient(args.port, {"pos": args.pos_key, "app": args.app_key})
     for i in range(1, args.customers + 1):
-        status, _, text = client.put(f"/v1/customers/fo-c{i}/tokens/push-to-start/{token_for(f'fo-p2s-{i}')}", "app",
+        status, _, text = client.put(f"/v1/customers/fo-c{i}/tokens/push-to-start/{token_for(f'{args.token_tag}fo-p2s-{i}')}", "app",
                                      '{"environment":"production"}')
         if status not in (200, 201):
             sys.exit(f"push-to-start token of fo-c{i}: {status} {text[:200]}")
@@ -170,7 +171,7 @@ def probe(args):
         while not os.path.exists(args.stop_file):
             started = time.time()
             try:
-                ok = subprocess.run(["psql", args.conninfo, "-XAtq", "-c", "CREATE TEMP TABLE probe (i int)"], timeout=5,
+                ok = subprocess.run(["psql", args.conninfo, "-XAtq", "-c", args.sql], timeout=5,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
             except subprocess.TimeoutExpired:
                 ok = False
@@ -184,6 +185,8 @@ def main():
     p.add_argument("mode", choices=["setup", "load", "probe"])
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--conninfo", default="")
+    p.add_argument("--sql", default="CREATE TEMP TABLE probe (i int)")
+    p.add_argument("--token-tag", default="")
     p.add_argument("--pos-key", default="")
     p.add_argument("--barista-key", default="")
     p.add_argument("--app-key", default="")

@@ -27,6 +27,10 @@ UNION ALL
 SELECT 'stores whose next number is not past their orders', count(*)
 FROM stores s WHERE s.next_order_number <= (SELECT coalesce(max(number), 0) FROM orders o WHERE o.tenant_id = s.tenant_id AND o.store_id = s.store_id)
 UNION ALL
+-- Each event takes its store's next stream position and commits it with the row (migration 023): no gap, no spare.
+SELECT 'stores whose stream position is not their last event''s', count(*)
+FROM stores s WHERE s.stream_position <> (SELECT coalesce(max(stream_seq), 0) FROM order_events e WHERE e.tenant_id = s.tenant_id AND e.store_id = s.store_id)
+UNION ALL
 SELECT 'outbox rows of another tenant than their order''s', count(*)
 FROM delivery_outbox d WHERE NOT EXISTS (
     SELECT 1 FROM orders o WHERE o.tenant_id = d.tenant_id AND o.store_id = d.store_id AND o.order_id = d.order_id)

@@ -2,8 +2,10 @@ public import Logging
 
 /// Applies numbered migrations, each in its own transaction, recorded in `schema_migrations`, then the repeatable
 /// ones whose text changed since they were last applied, each in its own transaction, recorded with their checksum in
-/// `schema_repeatables`. Safe to run twice and from several processes at once (an advisory lock serializes them);
-/// refuses a database whose recorded numbered migrations differ from the files.
+/// `schema_repeatables`. Safe to run twice and from several processes at once: each migration's transaction first locks
+/// the table that records it and reads it again, so two runs take turns migration by migration and none is applied
+/// twice (a lock on a table, not an advisory lock, which on Citus would hold on one node only). Refuses a database whose
+/// recorded numbered migrations differ from the files.
 public struct Migrator: Sendable {
     /// Where a database stands against the files.
     public struct Status: Sendable, Equatable {
@@ -24,7 +26,6 @@ public struct Migrator: Sendable {
     /// Applied after `migrations`, in this order, whenever their text changed.
     public let repeatable: [RepeatableMigration]
     private let logger: Logger
-    private static let lockKey = 7_263_001  // pg_advisory_lock key: "crema migrations"
 
     public init(migrations: [Migration], repeatable: [RepeatableMigration] = [], logger: Logger = Logger(label: "crema.migrate")) {
         self.migrations = migrations
@@ -40,15 +41,7 @@ public struct Migrator: Sendable {
     /// Applies what is pending and returns the numbered versions it applied (repeatable migrations it applied are logged).
     @discardableResult
     public func migrate(on connection: PostgresConnection) async throws -> [Int] {
-        try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
-        do {
-            let applied = try await apply(on: connection)
-            try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
-            return applied
-        } catch {
-            _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
-            throw error
-        }
+        try await apply(on: connection)
     }
 
     /// Compares the database with the files without changing anything.
@@ -68,7 +61,7 @@ public struct Migrator: Sendable {
     }
 
     private func apply(on connection: PostgresConnection) async throws -> [Int] {
-        try await connection.simpleQuery(
+        try await Self.create(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    integer     PRIMARY KEY,
@@ -76,64 +69,94 @@ public struct Migrator: Sendable {
                 checksum   text        NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
-            """)
-        let recorded = try await recordedMigrations(on: connection)
-        try verify(recorded)
-        let done = Set(recorded.map(\.version))
+            """, on: connection)
         var appliedNow: [Int] = []
-        for migration in migrations where !done.contains(migration.version) {
+        // One migration a transaction: lock the record, read it again (another run may have gone on meanwhile), apply
+        // the first one missing. A second run waits on the lock and then finds it recorded.
+        while true {
             try await connection.simpleQuery("BEGIN")
             do {
-                try await connection.simpleQuery("SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0")
-                try await connection.simpleQuery(migration.sql)
-                try await connection.query(
-                    """
-                    INSERT INTO schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
-                    """)
-                try await connection.simpleQuery("COMMIT")
+                try await connection.simpleQuery(
+                    "SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0; LOCK TABLE schema_migrations IN EXCLUSIVE MODE")
+                let recorded = try await recordedMigrations(on: connection)
+                try verify(recorded)
+                let done = Set(recorded.map(\.version))
+                guard let migration = migrations.first(where: { !done.contains($0.version) }) else {
+                    try await connection.simpleQuery("COMMIT")
+                    break
+                }
+                do {
+                    try await connection.simpleQuery(migration.sql)
+                    try await connection.query(
+                        """
+                        INSERT INTO schema_migrations (version, name, checksum)
+                        VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                        """)
+                    try await connection.simpleQuery("COMMIT")
+                } catch {
+                    logger.error("migration failed", metadata: ["migration": "\(migration.version)_\(migration.name)", "error": "\(error)"])
+                    throw error
+                }
+                logger.info("applied migration", metadata: ["migration": "\(migration.version)_\(migration.name)"])
+                appliedNow.append(migration.version)
             } catch {
                 try? await connection.simpleQuery("ROLLBACK")
-                logger.error("migration failed", metadata: ["migration": "\(migration.version)_\(migration.name)", "error": "\(error)"])
                 throw error
             }
-            logger.info("applied migration", metadata: ["migration": "\(migration.version)_\(migration.name)"])
-            appliedNow.append(migration.version)
         }
         try await applyRepeatable(on: connection)
         return appliedNow
     }
 
+    /// Creates a bookkeeping table if it is missing. Two runs creating it at once collide in the catalog (one of them
+    /// fails with a duplicate key or a duplicate table, the other creates it), and then it exists, as asked.
+    private static func create(_ table: String, on connection: PostgresConnection) async throws {
+        do {
+            try await connection.simpleQuery(table)
+        } catch where [PostgresError.SQLState.uniqueViolation, PostgresError.SQLState.duplicateTable].contains(error.sqlState) {
+            return
+        }
+    }
+
     /// After the numbered migrations (which may have changed what the definitions use): each repeatable migration whose
-    /// text is not the one last applied, in its own transaction with its new checksum.
+    /// text is not the one last applied, in its own transaction with its new checksum, read again under the record's
+    /// lock as the numbered ones are.
     private func applyRepeatable(on connection: PostgresConnection) async throws {
         guard !repeatable.isEmpty else { return }
-        try await connection.simpleQuery(
+        try await Self.create(
             """
             CREATE TABLE IF NOT EXISTS schema_repeatables (
                 name       text        PRIMARY KEY,
                 checksum   text        NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
-            """)
-        let current = try await recordedRepeatables(on: connection)
-        for migration in repeatable where current[migration.name] != migration.checksum {
+            """, on: connection)
+        for migration in repeatable {
             try await connection.simpleQuery("BEGIN")
             do {
-                try await connection.simpleQuery("SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0")
-                try await connection.simpleQuery(migration.sql)
-                try await connection.query(
-                    """
-                    INSERT INTO schema_repeatables (name, checksum) VALUES (\(migration.name), \(migration.checksum))
-                    ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = EXCLUDED.applied_at
-                    """)
-                try await connection.simpleQuery("COMMIT")
+                try await connection.simpleQuery(
+                    "SET LOCAL statement_timeout TO 0; SET LOCAL lock_timeout TO 0; LOCK TABLE schema_repeatables IN EXCLUSIVE MODE")
+                guard try await recordedRepeatables(on: connection)[migration.name] != migration.checksum else {
+                    try await connection.simpleQuery("COMMIT")
+                    continue
+                }
+                do {
+                    try await connection.simpleQuery(migration.sql)
+                    try await connection.query(
+                        """
+                        INSERT INTO schema_repeatables (name, checksum) VALUES (\(migration.name), \(migration.checksum))
+                        ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = EXCLUDED.applied_at
+                        """)
+                    try await connection.simpleQuery("COMMIT")
+                } catch {
+                    logger.error("repeatable migration failed", metadata: ["migration": "\(migration.name)", "error": "\(error)"])
+                    throw error
+                }
+                logger.info("applied repeatable migration", metadata: ["migration": "\(migration.name)", "checksum": "\(migration.checksum)"])
             } catch {
                 try? await connection.simpleQuery("ROLLBACK")
-                logger.error("repeatable migration failed", metadata: ["migration": "\(migration.name)", "error": "\(error)"])
                 throw error
             }
-            logger.info("applied repeatable migration", metadata: ["migration": "\(migration.name)", "checksum": "\(migration.checksum)"])
         }
     }
 

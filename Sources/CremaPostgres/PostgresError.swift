@@ -49,10 +49,18 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
             // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now; 25006: a
             // read-only server, which after a failover is the old primary (the pool reconnects that connection).
             guard let sqlState else { return false }
+            if sqlState == SQLState.internalError, detail.contains(Self.citusEssentialConnectionFailure) { return true }
             return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", SQLState.readOnlyTransaction].contains(sqlState)
         case .decoding, .closed, .invalidParameter: return false
         }
     }
+
+    /// What a Citus coordinator says when its connection to a worker that the transaction had already used broke (the
+    /// worker died, or its group is failing over): the coordinator itself is fine and the worker comes back, but Citus
+    /// gives it no SQLSTATE of its own (XX000, `remote_transaction.c`), so it is known by its message. Seen by
+    /// drills/citus-failover-drill.sh, where it was answered 500 and made the dispatcher drop outcomes it could not
+    /// record, so their pushes waited out their lease.
+    static let citusEssentialConnectionFailure = "failure on connection marked as essential"
 
     public var description: String {
         "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? "")\(constraint.map { ", constraint \($0)" } ?? ""))"
@@ -67,11 +75,15 @@ extension PostgresError {
     /// SQLSTATEs the store layer maps to domain errors.
     public enum SQLState {
         public static let uniqueViolation = "23505"
+        /// CREATE TABLE of a table that exists (without IF NOT EXISTS, or racing another that creates it).
+        public static let duplicateTable = "42P07"
         /// A write sent to a read-only server (`default_transaction_read_only`, or a standby).
         public static let readOnlyTransaction = "25006"
         public static let foreignKeyViolation = "23503"
         public static let serializationFailure = "40001"
         public static let deadlockDetected = "40P01"
         public static let queryCanceled = "57014"
+        /// An error raised without a code of its own (`elog(ERROR)`, Citus's remote-connection failures).
+        public static let internalError = "XX000"
     }
 }

@@ -70,7 +70,7 @@ public struct OrderService: Sendable {
             let plan = plan(order: order, previous: nil, event: .placed, inputs: store.inputs, at: at)
             let answer = Self.answer(order, status: 201)
             try await transaction.insertPlaced(
-                order, placement: placement, role: role, request: request, inputs: store.inputs, answer: answer, plan: plan,
+                order, placement: placement, role: role, request: request, opened: store, answer: answer, plan: plan,
                 hooks: webhooks(order, answer: answer, event: .placed, at: at), at: at)
             return answer
         }
@@ -112,7 +112,7 @@ public struct OrderService: Sendable {
             let plan = plan(order: next, previous: locked.order, event: event.type, inputs: locked.inputs, at: at)
             let answer = Self.answer(next, status: 200)
             try await transaction.appendEvent(
-                event, next: next, role: role, request: request, inputs: locked.inputs, answer: answer, plan: plan,
+                event, next: next, role: role, request: request, opened: locked, answer: answer, plan: plan,
                 hooks: webhooks(next, answer: answer, event: event.type, at: at), at: at)
             return answer
         }

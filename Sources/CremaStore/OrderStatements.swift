@@ -84,7 +84,8 @@ enum OrderStatements {
         }
     }
 
-    /// Takes the store's next order number, with the planning inputs.
+    /// Takes the store's next order number and stream position, with the planning inputs. The store's row stays locked
+    /// until the command commits or rolls back (migration 023).
     struct PlacementRead: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
         var scope: TenantScope
@@ -96,12 +97,13 @@ enum OrderStatements {
         func sql<SQL: PostgresSQL>() -> SQL {
             """
             WITH s AS (
-                UPDATE stores SET next_order_number = next_order_number + 1 WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
-                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone
+                UPDATE stores SET next_order_number = next_order_number + 1, stream_position = stream_position + 1
+                WHERE \(scope.filter(on: "") as SQL) AND store_id = \(store)
+                RETURNING tenant_id, store_id, next_order_number - 1 AS number, name, timezone, stream_position
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT s.number, s.name, s.timezone, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
+            SELECT s.number, s.name, s.timezone, s.stream_position, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM s
             """
         }
@@ -116,7 +118,9 @@ enum OrderStatements {
         """
     }
 
-    /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions.
+    /// Locks the order and reads it with its store, its tenant's event limit, targets and their recent decisions, and
+    /// takes the store's next stream position: the store's row is locked after the order's (as every command locks
+    /// them), until the command commits or rolls back.
     struct OrderRead: PostgresStatementShape {
         static let statements = PostgresStatementTable<PostgresFixedText>(limit: 1)
         var scope: TenantScope
@@ -130,8 +134,13 @@ enum OrderStatements {
                 SELECT tenant_id, \(unescaped: OrderRow.columns), \(OrderStatements.storeColumns(tenant: scope.tenant) as SQL),
                        (SELECT events_per_order FROM tenant_limits l WHERE l.tenant_id = \(scope.tenant)) AS events_per_order
                 FROM orders WHERE \(scope.filter(on: "") as SQL) AND order_id = \(id) FOR UPDATE
+            ), position AS (
+                UPDATE stores SET stream_position = stream_position + 1
+                WHERE tenant_id = \(scope.tenant) AND store_id = (SELECT store_id FROM o)
+                RETURNING stream_position
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT o.*, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
+            SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+                   \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
             """
         }
@@ -194,7 +203,7 @@ enum OrderStatements {
                 \(BroadcastRepository.queueBoard(tenant: tenant, store: order.storeID, change: BoardChange(event: event), at: at) as SQL)
             ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL),
             \(WebhookOutbox.orderCTEs(hooks, tenant: tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at) as SQL)
-            SELECT \(unescaped: WebhookOutbox.queuedDeliveries)
+            SELECT \(WebhookOutbox.queued(hooks, tenant: tenant, store: order.storeID) as SQL)
             """
         }
 
@@ -214,6 +223,8 @@ enum OrderStatements {
         var data: PostgresJSON
         var projection: PostgresJSON
         var role: Role
+        /// The store's stream position the command took when it opened (and holds until it commits).
+        var streamPosition: Int64
         var effects: Effects
 
         var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
@@ -227,12 +238,12 @@ enum OrderStatements {
                     VALUES (\(effects.tenant), \(order.storeID), \(order.id), \(order.number), \(order.posRef), \(order.customerRef),
                             \(order.displayName), \(order.locale), \(items)::jsonb,
                             \(order.state.rawValue), \(order.version), \(order.eta), \(at), \(at), \(projection)::jsonb)
-                    RETURNING tenant_id, store_id, order_id
                 ), event AS (
-                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
-                    SELECT \(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
-                           \(role.rawValue), \(effects.request.key), \(at)
-                    FROM inserted
+                    -- Beside the order, not from its RETURNING: Citus copies a CTE's rows that another part reads to every
+                    -- worker. The event's foreign key is checked at the statement's end, when the order is there.
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
+                    VALUES (\(effects.tenant), \(order.storeID), \(order.id), 1, 'placed', \(data)::jsonb,
+                            \(role.rawValue), \(effects.request.key), \(at), \(streamPosition))
                 ), \(effects.sql(order: order) as SQL)
                 """
         }
@@ -245,6 +256,8 @@ enum OrderStatements {
         var data: PostgresJSON
         var projection: PostgresJSON
         var role: Role
+        /// The store's stream position the command took when it opened (and holds until it commits).
+        var streamPosition: Int64
         var effects: Effects
 
         var key: Rows { Rows(effects.plan, hooks: effects.hooks) }
@@ -253,9 +266,9 @@ enum OrderStatements {
             let at = effects.at
             return """
                 WITH event AS (
-                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at)
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
                     VALUES (\(effects.tenant), \(next.storeID), \(next.id), \(next.version), \(effects.event.rawValue),
-                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at))
+                            \(data)::jsonb, \(role.rawValue), \(effects.request.key), \(at), \(streamPosition))
                 ), updated AS (
                     UPDATE orders SET state = \(next.state.rawValue), version = \(next.version), eta = \(next.eta),
                            barista = \(next.barista), pickup_point = \(next.pickupPoint), delay_reason = \(next.delayReason),

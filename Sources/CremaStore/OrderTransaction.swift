@@ -3,7 +3,7 @@ import CremaPostgres
 public import Foundation
 
 /// The statements of one order command, all on one transaction and two round trips: `BEGIN`, claim the
-/// Idempotency-Key and read and lock what the core decides on; then write the event, the order, its projection,
+/// Idempotency-Key and read and lock what the core decides on (the order, and the store's row for its next stream position); then write the event, the order, its projection,
 /// the stored answer and the planned deliveries in one statement, and `COMMIT`. Deciding is the caller's
 /// (`OrderService`) between the two; this type only reads and writes. Which stores it changed is told to the
 /// `ChangeFeed` after the commit, never from inside the transaction.
@@ -25,10 +25,13 @@ public struct OrderTransaction: Sendable {
         public var history: [DeliveryRecord]
     }
 
-    /// What placing an order reads: the store's next number, and the planning inputs.
+    /// What placing an order reads: the store's next number and stream position, and the planning inputs.
     public struct Placement: Sendable {
         public var number: Int
         public var inputs: PlanningInputs
+        /// The position on the store's stream the event takes (migration 023): the store's row stays locked until the
+        /// command ends, so no other event of the store takes a position meanwhile.
+        public var streamPosition: Int64
     }
 
     /// What applying an event reads, with the order row locked until commit.
@@ -37,6 +40,8 @@ public struct OrderTransaction: Sendable {
         public var inputs: PlanningInputs
         /// The tenant's own `events_per_order` limit, read with the order; nil: the operator's default applies.
         public var eventsPerOrder: Int?
+        /// The position on the store's stream the event takes, as `Placement.streamPosition`.
+        public var streamPosition: Int64
     }
 
     /// What opening a command found: the stored answer of a replayed request, or what the command decides on
@@ -55,7 +60,10 @@ public struct OrderTransaction: Sendable {
         ])
         if answers[0].isEmpty { return .replay(try await storedAnswer(request, store: store)) }
         guard let row = answers[1].first else { return .opened(nil) }
-        return .opened(Placement(number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone")))
+        return .opened(
+            Placement(
+                number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone"),
+                streamPosition: try row.decode("stream_position")))
     }
 
     /// Locks the order and claims the key in its store, reading the order with its store, targets and their decisions
@@ -72,7 +80,7 @@ public struct OrderTransaction: Sendable {
         return .opened(
             LockedOrder(
                 order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"),
-                eventsPerOrder: try row.decode("events_per_order")))
+                eventsPerOrder: try row.decode("events_per_order"), streamPosition: try row.decode("stream_position")))
     }
 
     /// The answer stored with a key seen before, read as the transaction rolls back (nothing of it was meant to
@@ -86,32 +94,36 @@ public struct OrderTransaction: Sendable {
         return CommandResponse(status: try row.decode("response_status"), body: try row.decode("response_body"), replayed: true)
     }
 
-    /// Writes a new order with its `placed` event, projection (the plan's), stored answer and planned deliveries in one
-    /// statement, with the webhook events `hooks` for the tenant's endpoints that want them, and commits, in one round trip.
+    /// Writes a new order with its `placed` event (at the stream position `opened` took), projection (the plan's), stored
+    /// answer and planned deliveries in one statement, with the webhook events `hooks` for the tenant's endpoints that want
+    /// them, and commits, in one round trip.
     public func insertPlaced(
-        _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
+        _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, opened: Placement,
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let effects = OrderStatements.Effects(
-            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: inputs.targets, hooks: hooks, event: .placed, at: at)
+            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets, hooks: hooks, event: .placed,
+            at: at)
         let statement = OrderStatements.Placed(
             order: order, items: try PostgresJSON(encoding: order.items), data: try EventData.stored(EventData.placed(placement)),
-            projection: try StoredProjection.json(plan.projection), role: role, effects: effects)
+            projection: try StoredProjection.json(plan.projection), role: role, streamPosition: opened.streamPosition, effects: effects)
         try await writeAndCommit(statement.query, order: order, effects: effects)
         changed.insert(tenant: scope.tenant, store: order.storeID)
     }
 
-    /// Appends `event` (which moved the order to `next`) and updates the order, its projection (the plan's), the stored
-    /// answer, planned deliveries and webhook events in one statement, and commits, in one round trip.
+    /// Appends `event` (which moved the order to `next`) at the stream position `opened` took and updates the order, its
+    /// projection (the plan's), the stored answer, planned deliveries and webhook events in one statement, and commits, in
+    /// one round trip.
     public func appendEvent(
-        _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, inputs: PlanningInputs,
+        _ event: OrderEvent, next: Order, role: Role, request: IdempotentRequest, opened: LockedOrder,
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let effects = OrderStatements.Effects(
-            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: inputs.targets, hooks: hooks, event: event.type, at: at)
+            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets, hooks: hooks,
+            event: event.type, at: at)
         let statement = OrderStatements.Appended(
             next: next, data: try EventData.stored(EventData.of(event)), projection: try StoredProjection.json(plan.projection),
-            role: role, effects: effects)
+            role: role, streamPosition: opened.streamPosition, effects: effects)
         try await writeAndCommit(statement.query, order: next, effects: effects)
         changed.insert(tenant: scope.tenant, store: next.storeID)
     }

@@ -68,37 +68,35 @@ public struct ReceiptRepository: Repository {
         let claims = receipts.map {
             Claim(delivery_id: $0.deliveryID, order_id: $0.orderID, surface: $0.surface.rawValue, at: $0.at.timeIntervalSince1970)
         }
+        // The caller's deliveries among the receipts, each with its received time bounded to its lifetime: read once for
+        // the answer (what was known, when APNs had accepted each) and once more by the insert that keeps the first of each.
+        func known(_ claimed: PostgresJSON) -> PostgresQuery {
+            """
+            SELECT d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.push_type, d.la_event, r.surface, d.sent_at,
+                   least(greatest(to_timestamp(r.at), d.created_at), coalesce(d.expires_at, \(now)), \(now)::timestamptz) AS received_at
+            FROM jsonb_to_recordset(\(claimed)::jsonb) AS r(delivery_id bigint, order_id uuid, surface text, at float8)
+            JOIN orders o ON o.tenant_id = \(tenant) AND o.order_id = r.order_id AND o.customer_ref = \(customerRef)
+            JOIN delivery_outbox d ON d.tenant_id = o.tenant_id AND d.store_id = o.store_id AND d.order_id = o.order_id
+                 AND d.delivery_id = r.delivery_id AND d.push_type IS NOT NULL
+            """
+        }
         return try await database {
-            try await pool.withConnection { connection in
-                let rows = try await connection.query(
+            let claimed = try PostgresJSON(encoding: claims)
+            return try await pool.withConnection { connection in
+                let answers = try await connection.pipeline([
+                    known(claimed),
                     """
-                    WITH r AS (
-                        SELECT * FROM jsonb_to_recordset(\(try PostgresJSON(encoding: claims))::jsonb)
-                            AS r(delivery_id bigint, order_id uuid, surface text, at float8)
-                    ), known AS (
-                        SELECT d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.push_type, d.la_event, r.surface, d.sent_at,
-                               least(greatest(to_timestamp(r.at), d.created_at), coalesce(d.expires_at, \(now)), \(now)::timestamptz) AS received_at
-                        FROM r
-                        JOIN orders o ON o.tenant_id = \(tenant) AND o.order_id = r.order_id AND o.customer_ref = \(customerRef)
-                        JOIN delivery_outbox d ON d.tenant_id = o.tenant_id AND d.store_id = o.store_id AND d.order_id = o.order_id
-                             AND d.delivery_id = r.delivery_id AND d.push_type IS NOT NULL
-                    ), first AS (
-                        SELECT DISTINCT ON (delivery_id) * FROM known ORDER BY delivery_id, received_at
-                    ), written AS (
-                        INSERT INTO delivery_receipts
-                            (tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at, recorded_at)
-                        SELECT tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at, \(now)::timestamptz
-                        FROM first
-                        ON CONFLICT DO NOTHING
-                        RETURNING delivery_id
-                    )
-                    SELECT (SELECT count(*) FROM known)::int8 AS known, f.push_type, f.surface,
-                           extract(epoch FROM f.received_at - f.sent_at)::float8 AS seconds
-                    FROM (SELECT 1) one LEFT JOIN (written w JOIN first f USING (delivery_id)) ON true
-                    """)
-                return Recording(
-                    known: try rows.first?.decode("known", as: Int.self) ?? 0,
-                    recorded: try rows.compactMap(Self.recorded(from:)))
+                    INSERT INTO delivery_receipts
+                        (tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at, recorded_at)
+                    SELECT DISTINCT ON (delivery_id) tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at,
+                           \(now)::timestamptz
+                    FROM (\(known(claimed))) k
+                    ORDER BY delivery_id, received_at
+                    ON CONFLICT DO NOTHING
+                    RETURNING delivery_id, push_type, surface, received_at
+                    """,
+                ])
+                return Recording(known: answers[0].count, recorded: try Self.recorded(answers[1], sentAt: try Self.sentAt(answers[0])))
             }
         }
     }
@@ -133,25 +131,25 @@ public struct ReceiptRepository: Repository {
                 """)
     }
 
+    /// Writes `surface` receipts received at `at` for the deliveries `matching` selects (its columns: tenant_id, store_id,
+    /// order_id, delivery_id, push_type, la_event, sent_at), keeping the first receipt of each.
     private func infer(surface: ReceiptSurface, at: Date, matching: PostgresQuery) async throws(StoreError) -> [RecordedReceipt] {
         let now = clock.now
         return try await database {
             try await pool.withConnection { connection in
-                try await connection.query(
+                let answers = try await connection.pipeline([
+                    matching,
                     """
-                    WITH m AS (\(matching)), written AS (
-                        INSERT INTO delivery_receipts
-                            (tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at, recorded_at)
-                        SELECT tenant_id, store_id, order_id, delivery_id, push_type, la_event, \(surface.rawValue), \(at)::timestamptz,
-                               \(now)::timestamptz
-                        FROM m
-                        ON CONFLICT DO NOTHING
-                        RETURNING delivery_id
-                    )
-                    SELECT m.push_type, \(surface.rawValue)::text AS surface, extract(epoch FROM \(at)::timestamptz - m.sent_at)::float8 AS seconds
-                    FROM written w JOIN m USING (delivery_id)
-                    """
-                ).compactMap(Self.recorded(from:))
+                    INSERT INTO delivery_receipts
+                        (tenant_id, store_id, order_id, delivery_id, push_type, la_event, surface, received_at, recorded_at)
+                    SELECT tenant_id, store_id, order_id, delivery_id, push_type, la_event, \(surface.rawValue), \(at)::timestamptz,
+                           \(now)::timestamptz
+                    FROM (\(matching)) m
+                    ON CONFLICT DO NOTHING
+                    RETURNING delivery_id, push_type, surface, received_at
+                    """,
+                ])
+                return try Self.recorded(answers[1], sentAt: try Self.sentAt(answers[0]))
             }
         }
     }
@@ -205,10 +203,29 @@ public struct ReceiptRepository: Repository {
         }
     }
 
-    static func recorded(from row: PostgresRow) throws -> RecordedReceipt? {
-        guard let type = try row.decode("push_type", as: String?.self), let pushType = APNsPushType(rawValue: type),
-            let surface = try row.decode("surface", as: String?.self).flatMap(ReceiptSurface.init)
-        else { return nil }
-        return RecordedReceipt(pushType: pushType, surface: surface, secondsAfterAcceptance: try row.decode("seconds", as: Double?.self))
+    // Each receipt statement is a read and an insert that reads the same rows again, pipelined, rather than one statement
+    // whose insert returns to a select: under Citus the parts of one statement that read each other's rows are copied
+    // to every worker, so a customer's receipt reached every worker group (docs/scaling.md, "On a running cluster").
+
+    /// When APNs accepted each delivery a read found (nil: not yet recorded), by delivery id.
+    static func sentAt(_ rows: [PostgresRow]) throws -> [Int64: Date] {
+        var sent: [Int64: Date] = [:]
+        for row in rows {
+            if let at = try row.decode("sent_at", as: Date?.self) { sent[try row.decode("delivery_id")] = at }
+        }
+        return sent
+    }
+
+    /// The receipts an insert wrote (its RETURNING rows), with the seconds from APNs' acceptance to each.
+    static func recorded(_ rows: [PostgresRow], sentAt: [Int64: Date]) throws -> [RecordedReceipt] {
+        try rows.compactMap { row in
+            guard let type = try row.decode("push_type", as: String?.self), let pushType = APNsPushType(rawValue: type),
+                let surface = try row.decode("surface", as: String?.self).flatMap(ReceiptSurface.init)
+            else { return nil }
+            let received = try row.decode("received_at", as: Date.self)
+            return RecordedReceipt(
+                pushType: pushType, surface: surface,
+                secondsAfterAcceptance: sentAt[try row.decode("delivery_id")].map { received.timeIntervalSince($0) })
+        }
     }
 }

@@ -33,9 +33,9 @@ public struct StreamRepository: Repository {
     /// Orders of `store` changed after `cursor`, one per order (several changes to one order since the cursor
     /// collapse into its latest state), in cursor order.
     ///
-    /// Stream numbers are taken at insert time, so a transaction can commit after one that took a higher number.
-    /// Only events written by transactions older than every transaction still running are read, so once the
-    /// cursor passes a number no event with a lower number can appear later.
+    /// The cursor is the store's stream position (`order_events.stream_seq`), which each event takes on the store's
+    /// row and holds until it commits (migration 023): a store's positions become visible in their order, so once a
+    /// read has seen a position, no event with a lower one can appear later, on one node, a standby or a Citus worker.
     public func streamChanges(store: String, tenant: String, after cursor: Int64, limit: Int = streamPageSize) async throws(StoreError) -> [StreamChange] {
         try await database {
             try await reads.withConnection { connection in
@@ -44,7 +44,6 @@ public struct StreamRepository: Repository {
                     WITH changed AS (
                         SELECT order_id, max(stream_seq) AS seq FROM order_events
                         WHERE tenant_id = \(tenant) AND store_id = \(store) AND stream_seq > \(cursor)
-                          AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
                         GROUP BY order_id ORDER BY seq LIMIT \(limit)
                     )
                     SELECT changed.seq, \(unescaped: OrderRow.columns), projection::text AS projection
@@ -61,29 +60,21 @@ public struct StreamRepository: Repository {
         }
     }
 
-    /// The cursor of the store's newest readable event (0 when it has none): where a new subscriber starts.
+    /// The store's stream position (0 before its first event): where a new subscriber starts.
     public func streamHead(store: String, in scope: TenantScope) async throws(StoreError) -> Int64 {
         try await database {
             try await reads.withConnection { connection in
-                guard try await !connection.query("SELECT 1 FROM stores WHERE \(scope.sql) AND store_id = \(store)").isEmpty else {
-                    throw StoreError.unknownStore(store)
-                }
                 let rows = try await connection.query(
-                    """
-                    SELECT coalesce(max(stream_seq), 0)::bigint AS head FROM order_events
-                    WHERE tenant_id = \(scope.tenant) AND store_id = \(store) AND stream_xid < pg_snapshot_xmin(pg_current_snapshot())
-                    """)
-                return try rows.first?.decode("head", as: Int64.self) ?? 0
+                    "SELECT stream_position FROM stores WHERE \(scope.sql) AND store_id = \(store)")
+                guard let row = rows.first else { throw StoreError.unknownStore(store) }
+                return try row.decode("stream_position", as: Int64.self)
             }
         }
     }
 
-    /// The head of each store's stream (the cursor of its latest visible event, 0 for none), in one round trip for every
-    /// store: what the stream hub compares its subscribers' cursors with on each tick, instead of each stream reading its
-    /// store's changes. Visible as `streamHead` defines it (older transactions still running hold later events back).
-    /// One statement per tenant, pipelined: each names its tenant, so Citus runs it on the tenant's shard (one statement
-    /// over every tenant's stores was refused there: "correlated subqueries are not supported when the FROM clause
-    /// contains a set returning function").
+    /// Each store's stream position (`streamHead`), in one round trip for every store: what the stream hub compares its
+    /// subscribers' cursors with on each tick, instead of each stream reading its store's changes. One statement per
+    /// tenant, pipelined: each names its tenant, so Citus runs it on the tenant's shard. A store that is gone has nothing to read: 0, as before its first event.
     public func streamHeads(_ stores: [StoreKey]) async throws(StoreError) -> [StoreKey: Int64] {
         guard !stores.isEmpty else { return [:] }
         var byTenant: [String: [String]] = [:]
@@ -91,20 +82,17 @@ public struct StreamRepository: Repository {
         let tenants = byTenant.keys.sorted()
         let statements: [PostgresQuery] = tenants.map { tenant in
             """
-            SELECT s.store_id,
-                   (SELECT coalesce(max(e.stream_seq), 0)::bigint FROM order_events e
-                    WHERE e.tenant_id = \(tenant) AND e.store_id = s.store_id
-                      AND e.stream_xid < pg_snapshot_xmin(pg_current_snapshot())) AS head
-            FROM unnest(\(PostgresTextArray(byTenant[tenant] ?? []))::text[]) AS s(store_id)
+            SELECT store_id, stream_position FROM stores
+            WHERE tenant_id = \(tenant) AND store_id = ANY(\(PostgresTextArray(byTenant[tenant] ?? []))::text[])
             """
         }
         return try await database {
             try await reads.withConnection { connection in
                 let answers = try await connection.pipeline(statements)
-                var heads: [StoreKey: Int64] = [:]
+                var heads = Dictionary(stores.map { ($0, Int64(0)) }, uniquingKeysWith: { first, _ in first })
                 for (tenant, rows) in zip(tenants, answers) {
                     for row in rows {
-                        heads[StoreKey(tenant: tenant, store: try row.decode("store_id"))] = try row.decode("head")
+                        heads[StoreKey(tenant: tenant, store: try row.decode("store_id"))] = try row.decode("stream_position")
                     }
                 }
                 return heads

@@ -20,6 +20,25 @@ import Testing
         }
     }
 
+    @Test("a run waits while another run applies a migration, then finds it recorded and does not apply it again")
+    func aRunWaitsWhileAnotherRunAppliesAMigration() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            _ = try await db.pool.withConnection { try await Migrator(migrations: [files[0]]).migrate(on: $0) }
+            let second = try await db.pool.withTransaction { first in
+                // The first run, between locking the record and recording migration 2.
+                try await first.simpleQuery("LOCK TABLE schema_migrations IN EXCLUSIVE MODE")
+                let second = Task { try await db.pool.withConnection { try await Migrator(migrations: files).migrate(on: $0) } }
+                try await db.untilWaiting(1)
+                try await first.simpleQuery(files[1].sql)
+                try await first.query(
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (2, 'second', \(files[1].checksum))")
+                return second
+            }
+            #expect(try await second.value == [])
+            #expect(try await db.scalar("SELECT count(*) FROM schema_migrations", as: Int.self) == 2)
+        }
+    }
+
     @Test("a failing migration is rolled back and not recorded") func aFailingMigrationIsRolledBackAndNotRecorded() async throws {
         try await TestDatabase.with(migrated: false) { db in
             let broken = files + [Migration(version: 3, name: "broken", sql: "CREATE TABLE c (id int); SELECT * FROM nowhere")]

@@ -241,6 +241,27 @@ import Testing
         }
     }
 
+    @Test("Citus's failure on a worker connection marked as essential counts as unavailable, and no other XX000 does")
+    func citusEssentialConnectionFailureCountsAsUnavailable() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            // The coordinator's words when a worker died under a transaction (remote_transaction.c), raised here by the
+            // server with the same SQLSTATE, so the error arrives through libpq as it does from Citus.
+            func raised(_ message: String) async -> PostgresError? {
+                await #expect(throws: PostgresError.self) {
+                    try await db.pool.withConnection {
+                        try await $0.simpleQuery("DO $$ BEGIN RAISE EXCEPTION '\(message)' USING ERRCODE = 'XX000'; END $$")
+                    }
+                }
+            }
+            let worker = await raised("failure on connection marked as essential: 127.0.0.1:40511")
+            #expect(worker?.sqlState == "XX000")
+            #expect(worker?.isUnavailable == true, "a client would get \(String(describing: worker)) instead of a 503")
+            let other = await raised("cache lookup failed for relation 16384")
+            #expect(other?.sqlState == "XX000")
+            #expect(other?.isUnavailable == false)
+        }
+    }
+
     @Test("an unreachable server is a connection failure that counts as unavailable") func anUnreachableServerIsAConnectionFailureThatCountsAsUnavailable() async throws {
         let error = await #expect(throws: PostgresError.self) {
             try await PostgresConnection.connect("host=127.0.0.1 port=1 connect_timeout=2 user=nobody dbname=none")

@@ -215,8 +215,8 @@ import Testing
             _ = try await db.pool.withConnection { connection in
                 try await connection.query(
                     """
-                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, actor_role, occurred_at)
-                    VALUES ('default', 'market-st', \(id), 2, 'delayed', 'pos', now())
+                    INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, actor_role, occurred_at, stream_seq)
+                    VALUES ('default', 'market-st', \(id), 2, 'delayed', 'pos', now(), 1000)
                     """)
             }
             let error = await #expect(throws: StoreError.self) {

@@ -12,8 +12,11 @@ enum WebhookOutbox {
         "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
     }
 
-    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma);
-    /// `hook_deliveries` returns a row per delivery queued, see ``queuedDeliveries``.
+    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma).
+    /// Neither reads the other's rows, nor does ``queued`` read theirs: under Citus a CTE whose rows another part of the
+    /// statement reads is run apart and its rows copied to every worker, which made every order's transaction reach
+    /// every worker group (docs/scaling.md, "On a running cluster"). Each reads the drafts and the endpoints instead:
+    /// a delivery is queued for each endpoint that wants a draft, and the draft is stored when one does.
     static func orderCTEs<SQL: PostgresSQL>(
         _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
     ) -> SQL {
@@ -29,20 +32,33 @@ enum WebhookOutbox {
                 SELECT \(tenant), x.id, x.type, \(store), \(orderID), \(customerRef), x.body::json, \(at)
                 FROM (\(rows)) AS x(id, type, body)
                 WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text")))
-                RETURNING event_id, event_type
             ), hook_deliveries AS (
                 INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-                SELECT \(tenant), e.endpoint_id, h.event_id, \(at), \(at)
-                FROM hook_events h JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "h.event_type", store: "\(store)::text"))
-                RETURNING 1
+                SELECT \(tenant), e.endpoint_id, x.id, \(at), \(at)
+                FROM (\(kinds(drafts) as SQL)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text"))
             )
             """
     }
 
-    /// The column of ``queuedDeliveries``.
+    /// The drafts' ids and types, as rows (none for no draft).
+    private static func kinds<SQL: PostgresSQL>(_ drafts: [WebhookDraft]) -> SQL {
+        drafts.isEmpty
+            ? "SELECT NULL::uuid, NULL::text WHERE false"
+            : "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text)" }, separator: ", "))"
+    }
+
+    /// The column of ``queued``.
     static let queuedColumn = "webhooks_queued"
-    /// A column ``queuedColumn``: whether the CTEs of ``orderCTEs`` queued any delivery.
-    static let queuedDeliveries: StaticString = "EXISTS (SELECT 1 FROM hook_deliveries) AS webhooks_queued"
+    /// A column ``queuedColumn``: whether ``orderCTEs`` queued a delivery of `drafts`, read from the endpoints (the same
+    /// condition `hook_deliveries` inserts on), so the statement ends with a read of the tenant's own table.
+    static func queued<SQL: PostgresSQL>(_ drafts: [WebhookDraft], tenant: String, store: String) -> SQL {
+        """
+        EXISTS (
+            SELECT 1 FROM (\(kinds(drafts) as SQL)) AS x(id, type)
+            JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text"))
+        ) AS webhooks_queued
+        """
+    }
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
     static func isoTime(_ expression: PostgresQuery) -> PostgresQuery {
