@@ -74,7 +74,8 @@ public struct StreamRepository: Repository {
 
     /// Each store's stream position (`streamHead`), in one round trip for every store: what the stream hub compares its
     /// subscribers' cursors with on each tick, instead of each stream reading its store's changes. One statement per
-    /// tenant, pipelined: each names its tenant, so Citus runs it on the tenant's shard. A store that is gone has nothing to read: 0, as before its first event.
+    /// tenant, pipelined: each names its tenant, so Citus runs it on the tenant's shard. A store that is gone has nothing
+    /// to read: 0, as before its first event.
     public func streamHeads(_ stores: [StoreKey]) async throws(StoreError) -> [StoreKey: Int64] {
         guard !stores.isEmpty else { return [:] }
         var byTenant: [String: [String]] = [:]
