@@ -6,8 +6,10 @@ import Synchronization
 import Testing
 
 /// The upkeep both dispatchers share, on a clock the test moves: each tick rescues and gauges, prunes come ten minutes
-/// of the worker's clock apart, and a failing tick does not end the loop.
-@Suite(.timeLimit(.minutes(1))) struct OutboxMaintenanceTests {
+/// of the worker's clock apart, and a failing tick does not end the loop. Two minutes of real time, as every suite: its
+/// twelve rounds each wait for the worker to be scheduled again, and in the whole suite (900 tests sharing two threads)
+/// that took more than the one minute it had, in every full run of 2026-11-29, while alone it takes 20 ms.
+@Suite(.timeLimit(.minutes(2))) struct OutboxMaintenanceTests {
     final class Counts: Sendable {
         let state = Mutex((rescues: 0, gauges: 0, prunes: 0))
         var value: (rescues: Int, gauges: Int, prunes: Int) { state.withLock { $0 } }
