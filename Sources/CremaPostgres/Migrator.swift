@@ -38,12 +38,6 @@ public struct Migrator: Sendable {
         self.init(migrations: migrations.numbered, repeatable: migrations.repeatable, logger: logger)
     }
 
-    /// Applies what is pending and returns the numbered versions it applied (repeatable migrations it applied are logged).
-    @discardableResult
-    public func migrate(on connection: PostgresConnection) async throws -> [Int] {
-        try await apply(on: connection)
-    }
-
     /// Compares the database with the files without changing anything.
     public func status(on connection: PostgresConnection) async throws -> Status {
         let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
@@ -60,7 +54,9 @@ public struct Migrator: Sendable {
             pendingRepeatable: repeatable.filter { current[$0.name] != $0.checksum }.map(\.name))
     }
 
-    private func apply(on connection: PostgresConnection) async throws -> [Int] {
+    /// Applies what is pending and returns the numbered versions it applied (repeatable migrations it applied are logged).
+    @discardableResult
+    public func migrate(on connection: PostgresConnection) async throws -> [Int] {
         try await Self.create(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -46,9 +46,8 @@ import Testing
                     """
                 try await server.connect().executeThenClose { _, outbound in
                     try await outbound.write(ByteBuffer(string: request))
-                    // PostgreSQL's lock table is another process's state with no event to wait on: polled until the
-                    // server's statement waits for the row (a cancel before that would never reach the server).
-                    while try await server.db.waitingForLocks() == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                    // Until the server's statement waits for the row (a cancel before that would never reach the server).
+                    try await server.db.untilWaiting(1)
                 }
                 // The client is gone. The line comes once the server answered the cancelled statement, while the row
                 // is still held here: the statement stopped waiting because of the cancel.

@@ -96,7 +96,7 @@ import Testing
             let store = try await StoreFixtures.store(in: db)
             let order = try StoreFixtures.orderID(
                 try await store.place(StoreFixtures.placement(), in: .default, role: .pos, request: StoreFixtures.request()))
-            // Refused by the core (ready before started is fine, so use a version conflict): read, locked, rolled back.
+            // A version conflict: the order is read and locked and the position taken, then the command rolls back.
             await #expect(throws: StoreError.self) {
                 try await store.apply(
                     .started(barista: "Kai"), to: order, in: .default, expectedVersion: 7, role: .barista, request: StoreFixtures.request())
