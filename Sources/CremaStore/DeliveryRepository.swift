@@ -5,7 +5,7 @@ public import CremaPostgres
 public import Foundation
 
 /// The outbox as dispatchers use it (docs/design.md §6): claim due rows under a lease with `FOR UPDATE SKIP LOCKED`,
-/// write outcomes back in one statement per batch, rescue expired leases, prune finished rows.
+/// write outcomes back in one flight per tenant, rescue expired leases, prune finished rows.
 public struct DeliveryRepository: Sendable {
     public let pool: PostgresPool
 
@@ -188,33 +188,24 @@ public struct DeliveryRepository: Sendable {
         """
     }
 
-    private struct ResultRow: Encodable {
-        var tenant_id: String
-        var store_id: String
-        var order_id: UUID
-        var id: Int64
-        /// The attempt this outcome is of: a row re-claimed meanwhile (its lease ran out) is another attempt's.
-        var attempts: Int
-        var state: String
-        var run_at: Double?
-        var status: Int?
-        var reason: String?
-        var apns_id: String?
-        var retire_kind: String?
-        var retire_id: Int64?
-        var retire_since: Double?
-        /// The attempt does not count: the app's key was refused, a configuration mistake, not the push's.
-        var uncounted: Bool = false
-    }
-
-    /// Writes a batch of outcomes in one statement, retiring tokens APNs said are gone and writing the webhook events
-    /// `delivery.dead` and `token.retired` (due at `now`) for endpoints that want them. An outcome of an attempt that
-    /// is no longer the row's (its lease ran out and the row was claimed again) changes nothing.
+    /// Writes a batch of outcomes, retiring tokens APNs said are gone and writing the webhook events `delivery.dead`
+    /// and `token.retired` (due at `now`) for endpoints that want them. An outcome of an attempt that is no longer the
+    /// row's (its lease ran out and the row was claimed again) changes nothing, so recording an outcome again does too.
+    ///
+    /// Each tenant's outcomes are one transaction of their own (one flight, `DeliveryOutcomeStatements.recording`):
+    /// under Citus it reaches that tenant's worker group only, and a tenant whose group cannot be reached keeps no
+    /// other tenant's outcomes unrecorded. Every tenant is tried; the first failure is thrown after, and a caller that
+    /// records the whole batch again changes nothing for the tenants already recorded.
     public func record(_ results: [DeliveryResult], now: Date) async throws {
-        guard !results.isEmpty else { return }
-        let rows = results.map { result -> ResultRow in
+        var outcomes: [String: [DeliveryOutcomeStatements.Outcome]] = [:]
+        var tokens: [String: [PushTargetKind: [DeliveryOutcomeStatements.RetiredToken]]] = [:]
+        // A token is retired once however many of the batch's pushes to it APNs refused: the first says why.
+        var retiring: Set<TokenKey> = []
+        for result in results {
             let d = result.delivery
-            var row = ResultRow(tenant_id: d.tenantID, store_id: d.storeID, order_id: d.orderID, id: d.id, attempts: d.attempts, state: "sent", apns_id: result.apnsID?.uuidString.lowercased())
+            var row = DeliveryOutcomeStatements.Outcome(
+                store_id: d.storeID, order_id: d.orderID, id: d.id, attempts: d.attempts, state: "sent",
+                apns_id: result.apnsID?.uuidString.lowercased())
             switch result.outcome {
             case .sent(let status, _):
                 row.status = status
@@ -231,9 +222,10 @@ public struct DeliveryRepository: Sendable {
                 row.state = "dead"
                 row.status = status
                 row.reason = reason
-                row.retire_kind = d.target?.kind.rawValue
-                row.retire_id = d.target?.id
-                row.retire_since = since?.timeIntervalSince1970
+                if let target = d.target, retiring.insert(TokenKey(tenant: d.tenantID, table: target.kind == .liveActivity, id: target.id)).inserted {
+                    tokens[d.tenantID, default: [:]][target.kind, default: []].append(
+                        .init(id: target.id, reason: reason, since: since?.timeIntervalSince1970, event: UUID()))
+                }
             case .skipped(let reason):
                 row.state = "skipped"
                 row.reason = reason
@@ -244,98 +236,54 @@ public struct DeliveryRepository: Sendable {
                 row.reason = reason
                 row.uncounted = true
             }
-            return row
+            if row.state == "dead" { row.dead_event = UUID() }
+            outcomes[d.tenantID, default: []].append(row)
         }
-        // One statement per tenant, all in one round trip: each names its tenant on every table, so under Citus it
-        // runs on that tenant's shard (a batch of several tenants' outcomes in one statement could not be routed).
-        var byTenant: [String: [ResultRow]] = [:]
-        for row in rows { byTenant[row.tenant_id, default: []].append(row) }
-        let statements = try byTenant.keys.sorted().map { tenant in
-            try Self.recording(tenant: tenant, json: PostgresJSON(encoding: byTenant[tenant] ?? []), now: now)
+        var failure: (any Error)?
+        for tenant in outcomes.keys.sorted() {
+            do {
+                let flight = try DeliveryOutcomeStatements.recording(
+                    tenant: tenant, outcomes: outcomes[tenant] ?? [], tokens: tokens[tenant] ?? [:], now: now)
+                _ = try await pool.withConnection { connection in try await connection.pipeline(flight) }
+            } catch {
+                if failure == nil { failure = error }
+            }
         }
-        _ = try await pool.withConnection { connection in try await connection.pipeline(statements) }
+        if let failure { throw failure }
     }
 
-    /// The statement that writes `tenant`'s outcomes (`json`, rows of ``ResultRow``) with their webhook events.
-    private static func recording(tenant: String, json: PostgresJSON, now: Date) -> PostgresQuery {
-                """
-                WITH r AS (
-                    SELECT * FROM jsonb_to_recordset(\(json)::jsonb) AS x(
-                        tenant_id text, store_id text, order_id uuid, id bigint, attempts int, state text, run_at float8, status int, reason text, apns_id uuid,
-                        retire_kind text, retire_id bigint, retire_since float8, uncounted boolean)
-                ), checked AS (
-                    -- A row coming back from a failed attempt is checked again: a push planned meanwhile, or the
-                    -- order's end, withdraws it for good (DeliveryOrdering.afterFailure).
-                    SELECT r.*, CASE WHEN r.state = 'pending' THEN \(DeliveryOrderingSQL.staleness(tenant: tenant) as PostgresQuery) END AS stale
-                    FROM r JOIN delivery_outbox d
-                        ON d.tenant_id = \(tenant) AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
-                ), outcome AS (
-                    UPDATE delivery_outbox d
-                    SET state = CASE WHEN r.stale IS NOT NULL THEN 'superseded' ELSE r.state END,
-                        reason_code = coalesce(r.stale, d.reason_code),
-                        reason = CASE WHEN r.stale IS NOT NULL
-                            THEN coalesce(\(Self.withdrawalSentences)::jsonb ->> r.stale, r.stale) || ' (Planned as ' || d.reason_code || ': ' || d.reason || ')'
-                            ELSE d.reason END,
-                        run_at = coalesce(to_timestamp(r.run_at), d.run_at), locked_until = NULL,
-                        attempts = CASE WHEN r.uncounted THEN d.attempts - 1 ELSE d.attempts END,
-                        last_status = coalesce(r.status, d.last_status),
-                        -- A push that finally went keeps no reason of an earlier failed attempt.
-                        last_reason = CASE WHEN r.state = 'sent' THEN NULL ELSE coalesce(r.reason, d.last_reason) END,
-                        apns_id = coalesce(r.apns_id, d.apns_id),
-                        sent_at = CASE WHEN r.state = 'sent' THEN \(now)::timestamptz ELSE d.sent_at END,
-                        finished_at = CASE WHEN r.state IN ('sent', 'dead', 'skipped') OR r.stale IS NOT NULL THEN \(now)::timestamptz END
-                    -- Only the attempt this outcome is of: a late outcome of an earlier claim (its lease ran out and the
-                    -- row was claimed again) must not overwrite the newer attempt's.
-                    FROM checked r WHERE d.tenant_id = \(tenant) AND d.store_id = r.store_id AND d.order_id = r.order_id AND d.delivery_id = r.id
-                      AND d.state = 'inflight'
-                      AND d.attempts = r.attempts
-                    RETURNING d.tenant_id, d.store_id, d.order_id, d.delivery_id, d.state, d.push_type, d.target_kind, d.la_event, d.attempts,
-                              d.last_status, d.last_reason
-                ), activity AS (
-                    UPDATE push_targets p SET retired_at = \(now), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind = 'live_activity' AND p.tenant_id = \(tenant) AND p.target_id = r.retire_id AND p.retired_at IS NULL
-                      AND (r.retire_since IS NULL OR p.updated_at <= to_timestamp(r.retire_since))
-                    RETURNING p.tenant_id, p.store_id, p.order_id, p.customer_ref, p.kind, p.token, p.retired_reason
-                ), customer AS (
-                    UPDATE customer_tokens c SET retired_at = \(now), retired_reason = r.reason
-                    FROM r WHERE r.retire_kind IN ('push_to_start', 'alert', 'widget') AND c.tenant_id = \(tenant) AND c.token_id = r.retire_id
-                      AND c.retired_at IS NULL AND (r.retire_since IS NULL OR c.updated_at <= to_timestamp(r.retire_since))
-                    RETURNING c.tenant_id, NULL::text AS store_id, NULL::uuid AS order_id, c.customer_ref, c.kind, c.token, c.retired_reason
-                ), \(WebhookOutbox.dispatcherCTEs(tenant: tenant, at: now))
-                SELECT 1
-                """
+    /// A token of one of the two token tables (`table`: the activity tokens' when true), for retiring it once.
+    private struct TokenKey: Hashable {
+        var tenant: String
+        var table: Bool
+        var id: Int64
     }
 
     /// Puts rows whose lease ran out by `now` (a dispatcher died mid-send) back to pending, or dead when out of attempts,
-    /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued. Tenant by tenant:
-    /// first the tenants with an expired lease (a read without locks, which Citus fans out), then one statement each
-    /// that names the tenant on every table (the rescue feeds webhook inserts, which Citus runs only on one shard).
+    /// writing `delivery.dead` for those that died (as `record` does). Returns how many were rescued. First the rows
+    /// with an expired lease (a read without locks, which Citus fans out), then tenant by tenant one transaction that
+    /// rescues those rows if they are still the attempt that was read (`DeliveryOutcomeStatements.rescue`).
     @discardableResult
     public func rescueExpiredLeases(at now: Date) async throws -> Int {
         try await pool.withConnection { connection in
-            let tenants: [String] = try await connection.query(
+            var expired: [String: [DeliveryOutcomeStatements.Outcome]] = [:]
+            for row in try await connection.query(
                 """
-                SELECT DISTINCT tenant_id FROM delivery_outbox
+                SELECT tenant_id, store_id, order_id, delivery_id, attempts, attempts >= max_attempts AS dies FROM delivery_outbox
                 WHERE finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
                 """
-            ).map { try $0.decode("tenant_id") }
+            ) {
+                let dies: Bool = try row.decode("dies")
+                expired[try row.decode("tenant_id"), default: []].append(
+                    .init(
+                        store_id: try row.decode("store_id"), order_id: try row.decode("order_id"), id: try row.decode("delivery_id"),
+                        attempts: try row.decode("attempts"), state: dies ? "dead" : "pending",
+                        reason: dies ? "lease expired after the last attempt" : nil, dead_event: dies ? UUID() : nil))
+            }
             var rescued = 0
-            for tenant in tenants.sorted() {
-                rescued += try await connection.query(
-                    """
-                    WITH outcome AS (
-                        UPDATE delivery_outbox
-                        SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
-                            last_reason = CASE WHEN attempts >= max_attempts THEN 'lease expired after the last attempt' ELSE last_reason END,
-                            finished_at = CASE WHEN attempts >= max_attempts THEN \(now)::timestamptz END,
-                            locked_until = NULL
-                        -- delivery_outbox_due holds every unfinished row: those in flight are among them.
-                        WHERE tenant_id = \(tenant) AND finished_at IS NULL AND state = 'inflight' AND locked_until < \(now)
-                        RETURNING tenant_id, store_id, order_id, delivery_id, state, push_type, target_kind, la_event, attempts, last_status, last_reason
-                    ), \(WebhookOutbox.rescueCTEs(tenant: tenant, at: now))
-                    SELECT 1 FROM outcome
-                    """
-                ).count
+            for tenant in expired.keys.sorted() {
+                let flight = try DeliveryOutcomeStatements.rescue(tenant: tenant, rows: expired[tenant] ?? [], now: now)
+                rescued += try await connection.pipeline(flight).last?.count ?? 0
             }
             return rescued
         }

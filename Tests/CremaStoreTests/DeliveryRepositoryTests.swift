@@ -120,6 +120,58 @@ import Testing
         }
     }
 
+    @Test("a late outcome that would kill a row its rescue already killed writes no second delivery.dead, and retires no token twice")
+    func lateDeathIsToldOnce() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            try await db.pool.withConnection { c in
+                _ = try await c.query(
+                    """
+                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
+                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', '{delivery.dead,token.retired}', '\\x00', now())
+                    """)
+                _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
+            }
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let claimedAt = Date()
+            let claimed = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt).first)
+            #expect(try await deliveries.rescueExpiredLeases(at: claimedAt.addingTimeInterval(61)) == 1)
+            // The dispatcher that held the lease comes back with APNs's 410: the row is dead already, by its rescue.
+            try await deliveries.record(
+                [DeliveryResult(delivery: claimed, outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))],
+                now: claimedAt.addingTimeInterval(62))
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE event_type = 'delivery.dead'", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT last_reason FROM delivery_outbox WHERE state = 'dead'", as: String.self) == "lease expired after the last attempt")
+            // The token was still the customer's: APNs's answer retires it, once, and tells it.
+            #expect(try await db.scalar("SELECT count(*) FROM customer_tokens WHERE retired_at IS NOT NULL", as: Int.self) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE event_type = 'token.retired'", as: Int.self) == 1)
+            try await deliveries.record(
+                [DeliveryResult(delivery: claimed, outcome: .tokenRetired(status: 410, reason: "Unregistered", since: nil))],
+                now: claimedAt.addingTimeInterval(63))
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events", as: Int.self) == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries", as: Int.self) == 2)
+        }
+    }
+
+    @Test("each tenant's outcomes are a transaction of their own: one tenant's failing record leaves another's recorded, and the failure is thrown")
+    func tenantsRecordApart() async throws {
+        try await TestDatabase.with { db in
+            _ = try await pendingAlert(db)
+            let deliveries = DeliveryRepository(pool: db.pool)
+            let claimed = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: Date()).first)
+            // A tenant sorted before `default` whose outcome PostgreSQL refuses (a NUL in text): its flight fails first.
+            var broken = claimed
+            broken.tenantID = "broken"
+            broken.storeID = "a\u{0}b"
+            await #expect(throws: PostgresError.self) {
+                try await deliveries.record(
+                    [DeliveryResult(delivery: broken, outcome: .sent(status: 200, apnsID: nil)),
+                     DeliveryResult(delivery: claimed, outcome: .sent(status: 200, apnsID: nil))], now: Date())
+            }
+            #expect(try await db.scalar("SELECT state FROM delivery_outbox WHERE push_type = 'alert' AND state <> 'skipped'", as: String.self) == "sent")
+        }
+    }
+
     @Test("a late outcome of an attempt whose lease ran out, and whose row was claimed again, changes nothing")
     func lateOutcomeOfAnEarlierAttemptIsIgnored() async throws {
         try await TestDatabase.with { db in

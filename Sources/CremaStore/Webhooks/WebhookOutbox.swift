@@ -3,7 +3,8 @@ import CremaPostgres
 import Foundation
 
 /// The SQL that writes webhook events where their facts are written: in the order event's statement (`order.changed`,
-/// `activity.ended`) and in the dispatcher's outcome statement (`delivery.dead`, `token.retired`). An event is stored
+/// `activity.ended`) and in the dispatcher's outcome flight (`delivery.dead`, `token.retired`, written by
+/// `DeliveryOutcomeStatements`, fanned out here). An event is stored
 /// only when a live endpoint of the tenant wants its type and store, and fanned out to each such endpoint.
 enum WebhookOutbox {
     /// Whether endpoint `e` (unqualified columns under alias `e`) wants an event of `type` in `store` (SQL
@@ -65,62 +66,18 @@ enum WebhookOutbox {
         "to_char(\(expression) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     }
 
-    /// CTEs `dead_hooks`, `retired_hooks` and `dispatcher_hook_deliveries` for the dispatcher's outcome statement,
-    /// over its CTEs `outcome` (rows recorded, with their new state), `activity` and `customer` (tokens retired), all of
-    /// `tenant`'s rows: the tenant is named on every table, so under Citus the statement runs on its shard.
-    /// Token values are cut to their first 8 characters, as everywhere Crema shows a token.
-    static func dispatcherCTEs(tenant: String, at now: Date) -> PostgresQuery {
-        let created = isoTime("\(now)::timestamptz")
+    /// One delivery per endpoint that wants each of `events` (ids of events the flight wrote before this statement;
+    /// an id whose event was not written, no endpoint wanting it, queues nothing). A statement of its own, reading the
+    /// events back from their table, so under Citus it runs on the tenant's shard alone (`DeliveryOutcomeStatements`).
+    static func fanOut(events: [UUID], tenant: String, at now: Date) -> PostgresQuery {
+        let ids = PostgresTextArray(events.map { $0.uuidString.lowercased() })
         return """
-            \(deadCTE(tenant: tenant, at: now)), retired_hooks AS (
-                INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-                SELECT t.tenant_id, x.id, 'token.retired', t.store_id, t.order_id, t.customer_ref,
-                       json_build_object('id', x.id, 'type', 'token.retired', 'created_at', \(created), 'data', json_build_object('token', json_build_object(
-                           'kind', t.kind, 'token', left(t.token, 8) || '…', 'store_id', t.store_id, 'order_id', t.order_id,
-                           'customer_ref', t.customer_ref, 'reason', t.retired_reason))),
-                       \(now)
-                FROM (SELECT * FROM activity UNION ALL SELECT * FROM customer) t CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
-                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "'token.retired'", store: "t.store_id")))
-                RETURNING tenant_id, event_id, event_type, store_id
-            ), \(fanOutCTE(from: "SELECT * FROM dead_hooks UNION ALL SELECT * FROM retired_hooks", tenant: tenant, at: now))
-            """
-    }
-
-    /// CTEs `dead_hooks` and `dispatcher_hook_deliveries` for the statement that rescues expired leases, over its CTE
-    /// `outcome`: a push whose last attempt's lease ran out dies there, and is told like any other death.
-    static func rescueCTEs(tenant: String, at now: Date) -> PostgresQuery {
-        "\(deadCTE(tenant: tenant, at: now)), \(fanOutCTE(from: "SELECT * FROM dead_hooks", tenant: tenant, at: now))"
-    }
-
-    /// `dead_hooks`: a `delivery.dead` event for each row of `outcome` whose state is `dead`.
-    private static func deadCTE(tenant: String, at now: Date) -> PostgresQuery {
-        let created = isoTime("\(now)::timestamptz")
-        return """
-            dead_hooks AS (
-                INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-                SELECT o.tenant_id, x.id, 'delivery.dead', o.store_id, o.order_id, NULL,
-                       json_build_object('id', x.id, 'type', 'delivery.dead', 'created_at', \(created), 'data', json_build_object('delivery', json_build_object(
-                           'id', o.delivery_id, 'order_id', o.order_id, 'store_id', o.store_id, 'push_type', o.push_type, 'target_kind', o.target_kind,
-                           'live_activity_event', o.la_event, 'attempts', o.attempts, 'apns_status', o.last_status, 'apns_reason', o.last_reason))),
-                       \(now)
-                FROM outcome o CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id) x
-                WHERE o.state = 'dead'
-                  AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "'delivery.dead'", store: "o.store_id")))
-                RETURNING tenant_id, event_id, event_type, store_id
-            )
-            """
-    }
-
-    /// `dispatcher_hook_deliveries`: one delivery per endpoint that wants each event `events` (a SELECT) returns.
-    private static func fanOutCTE(from events: PostgresQuery, tenant: String, at now: Date) -> PostgresQuery {
-        """
-        dispatcher_hook_deliveries AS (
             INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
             SELECT h.tenant_id, e.endpoint_id, h.event_id, \(now), \(now)
-            FROM (\(events)) h
-            JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND h.tenant_id = \(tenant) AND \(wants(type: "h.event_type", store: "h.store_id"))
-        )
-        """
+            FROM webhook_events h
+            JOIN webhook_endpoints e ON e.tenant_id = h.tenant_id AND \(wants(type: "h.event_type", store: "h.store_id") as PostgresQuery)
+            WHERE h.tenant_id = \(tenant) AND h.event_id = ANY(\(ids)::uuid[])
+            """
     }
 
     /// A webhook body (a `json` expression) without personal data: in an `order` object the customer ref, the display
