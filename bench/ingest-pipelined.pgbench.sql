@@ -61,7 +61,12 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT s.number, s.name, s.timezone, s.stream_position, (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
+SELECT s.number, s.name, s.timezone, s.stream_position, EXISTS (
+    SELECT 1 FROM webhook_endpoints e
+    WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
+      AND (e.stores IS NULL OR s.store_id = ANY(e.stores))
+) AS webhooks_wanted,
+       (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
            d.priority, d.state AS state, extract(epoch FROM d.created_at)::float8 AS planned_at,
@@ -99,32 +104,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
-           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
-        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-        run_at, la_event, apns_timestamp, bundle_id)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 1, 'placed', NULL::text, NULL::bigint, NULL::text, NULL,
+            NULL, NULL, NULL, NULL, 'skipped', :skip_reason_code::text, :skip_reason::text,
+            now()::timestamptz, NULL, NULL, NULL, now(), now()::timestamptz)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
-), hook_events AS (
-    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_queued::text)) AS x(id, type, body)
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-), hook_deliveries AS (
-    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, x.id, now(), now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (
-    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
-    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-) AS webhooks_queued;
+SELECT false AS webhooks_queued;
 COMMIT;
 \endpipeline
 \set stage 1
@@ -156,6 +144,11 @@ SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::floa
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
 SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+       EXISTS (
+    SELECT 1 FROM webhook_endpoints e
+    WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
+      AND (e.stores IS NULL OR o.store_id = ANY(e.stores))
+) AS webhooks_wanted,
        (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
@@ -225,32 +218,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
-           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
-        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-        run_at, la_event, apns_timestamp, bundle_id)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 2, 'started', NULL::text, NULL::bigint, NULL::text, NULL,
+            NULL, NULL, NULL, NULL, 'skipped', :skip_reason_code::text, :skip_reason::text,
+            now()::timestamptz, NULL, NULL, NULL, now(), now()::timestamptz)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
-), hook_events AS (
-    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_preparing::text)) AS x(id, type, body)
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-), hook_deliveries AS (
-    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, x.id, now(), now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (
-    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
-    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-) AS webhooks_queued;
+SELECT false AS webhooks_queued;
 \elif :stage = 2
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -277,32 +253,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
-           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
-        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-        run_at, la_event, apns_timestamp, bundle_id)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 3, 'ready', NULL::text, NULL::bigint, NULL::text, NULL,
+            NULL, NULL, NULL, NULL, 'skipped', :skip_reason_code::text, :skip_reason::text,
+            now()::timestamptz, NULL, NULL, NULL, now(), now()::timestamptz)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
-), hook_events AS (
-    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_ready::text)) AS x(id, type, body)
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-), hook_deliveries AS (
-    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, x.id, now(), now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (
-    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text)) AS x(id, type)
-    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-) AS webhooks_queued;
+SELECT false AS webhooks_queued;
 \else
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -329,32 +288,15 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                  push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                  run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-    SELECT 'default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up', x.target_kind, x.target_id, x.push_type,
-           x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-           x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, now(),
-           CASE WHEN x.state = 'skipped' THEN now()::timestamptz END
-    FROM (VALUES (NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                  'skipped', :skip_reason_code::text, :skip_reason::text, now()::timestamptz, NULL::text, NULL::bigint, NULL::text)) AS x(
-        target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-        run_at, la_event, apns_timestamp, bundle_id)
+    VALUES ('default', ('s' || :st), md5(:oid::text)::uuid, 4, 'picked_up', NULL::text, NULL::bigint, NULL::text, NULL,
+            NULL, NULL, NULL, NULL, 'skipped', :skip_reason_code::text, :skip_reason::text,
+            now()::timestamptz, NULL, NULL, NULL, now(), now()::timestamptz)
 ), superseded AS (
     UPDATE delivery_outbox SET state = 'superseded', finished_at = now()
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
-), hook_events AS (
-    INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-    SELECT 'default', x.id, x.type, ('s' || :st), md5(:oid::text)::uuid, ('c-' || :oid), x.body::json, now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text, :resp_picked_up::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text, repeat('x', 250)::text)) AS x(id, type, body)
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores)))
-), hook_deliveries AS (
-    INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-    SELECT 'default', e.endpoint_id, x.id, now(), now()
-    FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
 )
-SELECT EXISTS (
-    SELECT 1 FROM (VALUES (md5(:key::text || 'changed')::uuid, 'order.changed'::text), (md5(:key::text || 'ended')::uuid, 'activity.ended'::text)) AS x(id, type)
-    JOIN webhook_endpoints e ON e.tenant_id = 'default' AND e.disabled_at IS NULL AND x.type = ANY(e.events) AND (e.stores IS NULL OR ('s' || :st)::text = ANY(e.stores))
-) AS webhooks_queued;
+SELECT false AS webhooks_queued;
 \endif
 COMMIT;
 \endpipeline

@@ -123,61 +123,50 @@ enum DeliveryPlanning {
     /// statements of the same round trip, never refused. Far above what the default limits allow (20 tokens per kind).
     static let rowsPerStatement = 2_000
 
-    /// The plan's outbox rows, each a `VALUES` row with every field a parameter of its own: as one JSON document, every
-    /// APNs body (up to 4 KB of JSON) was escaped again and parsed back by the server, and the rows were about 1.5 %
-    /// of `crema serve`'s samples under ingest even with no body at all (the webhook drafts went the same way). The
-    /// statement's text differs with the number of rows, a handful of shapes, each built once (`OrderStatements.Write`)
-    /// and prepared once per connection. `range` indexes the deliveries, then the skips.
-    static func rows<SQL: PostgresSQL>(_ plan: DeliveryPlan, targets: [PushTarget], at: Date, in range: Range<Int>) -> [SQL] {
+    /// The plan's outbox rows for `order`, each a `VALUES` row with every field a parameter of its own: as one JSON
+    /// document, every APNs body (up to 4 KB of JSON) was escaped again and parsed back by the server, and the rows were
+    /// about 1.5 % of `crema serve`'s samples under ingest even with no body at all (the webhook drafts went the same
+    /// way). The statement's text differs with the number of rows, a handful of shapes, each built once
+    /// (`OrderStatements.Write`) and prepared once per connection. `range` indexes the deliveries, then the skips.
+    static func rows<SQL: PostgresSQL>(
+        _ plan: DeliveryPlan, order: Order, tenant: String, event: OrderEventType, targets: [PushTarget], at: Date, in range: Range<Int>
+    ) -> [SQL] {
         let apps = Dictionary(targets.map { ($0.ref, $0.bundleID) }, uniquingKeysWith: { first, _ in first })
+        // The order's columns, the same in every row.
+        let head: SQL = "\(tenant), \(order.storeID), \(order.id), \(order.version), \(event.rawValue)"
         var rows: [SQL] = []
         rows.reserveCapacity(range.count)
         for d in plan.deliveries[range.clamped(to: plan.deliveries.indices)] {
             rows.append(
                 """
-                (\(d.target.kind.rawValue)::text, \(d.target.id)::bigint, \(d.pushType.rawValue)::text, \(d.priority)::smallint,
+                (\(head), \(d.target.kind.rawValue)::text, \(d.target.id)::bigint, \(d.pushType.rawValue)::text, \(d.priority)::smallint,
                  \(d.topic)::text, \(d.collapseID)::text, \(d.body.string)::text, \(d.expiration)::timestamptz, 'pending',
                  \(d.reason.rawValue)::text, \(d.sentence)::text, \(d.notBefore)::timestamptz, \(d.liveActivityEvent?.rawValue)::text,
-                 \(d.apnsTimestamp)::bigint, \(apps[d.target])::text)
+                 \(d.apnsTimestamp)::bigint, \(apps[d.target])::text, \(at), NULL)
                 """)
         }
         let skips = (range.lowerBound - plan.deliveries.count)..<(range.upperBound - plan.deliveries.count)
         for s in plan.skips[skips.clamped(to: plan.skips.indices)] {
             rows.append(
                 """
-                (\(s.target?.kind.rawValue)::text, \(s.target?.id)::bigint, \(s.pushType?.rawValue)::text, NULL::smallint,
-                 NULL::text, NULL::text, NULL::text, NULL::timestamptz, 'skipped', \(s.reason.rawValue)::text, \(s.sentence)::text,
-                 \(at)::timestamptz, NULL::text, NULL::bigint, NULL::text)
+                (\(head), \(s.target?.kind.rawValue)::text, \(s.target?.id)::bigint, \(s.pushType?.rawValue)::text, NULL,
+                 NULL, NULL, NULL, NULL, 'skipped', \(s.reason.rawValue)::text, \(s.sentence)::text,
+                 \(at)::timestamptz, NULL, NULL, NULL, \(at), \(at)::timestamptz)
                 """)
         }
         return rows
     }
 
-    /// `rows` as one `VALUES` list (a typed empty set when there are none).
-    static func values<SQL: PostgresSQL>(_ rows: [SQL]) -> SQL {
-        guard !rows.isEmpty else {
-            return """
-                SELECT NULL::text, NULL::bigint, NULL::text, NULL::smallint, NULL::text, NULL::text, NULL::text, NULL::timestamptz,
-                       NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::bigint, NULL::text WHERE false
-                """
-        }
-        return "VALUES \(SQL(joining: rows, separator: ", "))"
-    }
-
-    /// The `INSERT` of `rows` into the outbox for `order`: the body of the CTE `outbox`, or a statement of its own for
-    /// the rows past `rowsPerStatement`.
-    static func insert<SQL: PostgresSQL>(_ rows: [SQL], order: Order, tenant: String, event: OrderEventType, at: Date) -> SQL {
+    /// The `INSERT` of `rows` (at least one) into the outbox: the body of the CTE `outbox`, or a statement of its own
+    /// for the rows past `rowsPerStatement`. Plain `VALUES`, not `INSERT … SELECT`: Citus routes a `VALUES` insert to
+    /// the tenant's shard (drawing `delivery_id` from the coordinator's sequence), while it pulls an `INSERT … SELECT`
+    /// that needs the sequence to the coordinator and writes its rows with `COPY`, which always commits in two phases.
+    static func insert<SQL: PostgresSQL>(_ rows: [SQL]) -> SQL {
         """
         INSERT INTO delivery_outbox (tenant_id, store_id, order_id, order_version, order_event, target_kind, target_id,
                                      push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
                                      run_at, la_event, apns_timestamp, bundle_id, created_at, finished_at)
-        SELECT \(tenant), \(order.storeID), \(order.id), \(order.version), \(event.rawValue), x.target_kind, x.target_id, x.push_type,
-               x.priority, x.topic, x.collapse_id, x.body, x.expires_at, x.state, x.reason_code, x.reason,
-               x.run_at, x.la_event, x.apns_timestamp, x.bundle_id, \(at),
-               CASE WHEN x.state = 'skipped' THEN \(at)::timestamptz END
-        FROM (\(values(rows))) AS x(
-            target_kind, target_id, push_type, priority, topic, collapse_id, body, expires_at, state, reason_code, reason,
-            run_at, la_event, apns_timestamp, bundle_id)
+        VALUES \(SQL(joining: rows, separator: ", "))
         """
     }
 
@@ -187,17 +176,20 @@ enum DeliveryPlanning {
         return (deliveries, min(plan.skips.count, rowsPerStatement - deliveries))
     }
 
-    /// What writes `plan` for `order` in the statement that appends the event: CTEs named `outbox` and `superseded` (to
-    /// follow other CTEs with a comma) holding the first `rowsPerStatement` rows; ``more`` writes the others.
+    /// What writes `plan` for `order` in the statement that appends the event: CTEs named `outbox` (none when the plan
+    /// has no row) and `superseded` (to follow other CTEs with a comma) holding the first `rowsPerStatement` rows;
+    /// ``more`` writes the others.
     static func ctes<SQL: PostgresSQL>(
         _ plan: DeliveryPlan, order: Order, tenant: String, targets: [PushTarget], event: OrderEventType, at: Date
     ) -> SQL {
-        let first: [SQL] = rows(plan, targets: targets, at: at, in: 0..<min(plan.deliveries.count + plan.skips.count, rowsPerStatement))
+        let first: [SQL] = rows(
+            plan, order: order, tenant: tenant, event: event, targets: targets, at: at,
+            in: 0..<min(plan.deliveries.count + plan.skips.count, rowsPerStatement))
         let superseded = PostgresTextArray(plan.superseded.map(String.init))
+        // No outbox rows (an event that plans nothing): no insert at all.
+        let outbox: SQL = first.isEmpty ? "" : "outbox AS (\n    \(insert(first) as SQL)\n), "
         return """
-            outbox AS (
-                \(insert(first, order: order, tenant: tenant, event: event, at: at))
-            ), superseded AS (
+            \(outbox)superseded AS (
                 -- The ids as an array beside the tenant: at worst a walk over its unfinished rows (delivery_outbox_due),
                 -- never (as the join with a subquery did under a cached generic plan) over every outbox row of the store.
                 UPDATE delivery_outbox SET state = 'superseded', finished_at = \(at)
@@ -214,7 +206,7 @@ enum DeliveryPlanning {
     ) -> [PostgresQuery] {
         let count = plan.deliveries.count + plan.skips.count
         return stride(from: rowsPerStatement, to: count, by: rowsPerStatement).map { start in
-            insert(rows(plan, targets: targets, at: at, in: start..<min(start + rowsPerStatement, count)), order: order, tenant: tenant, event: event, at: at)
+            insert(rows(plan, order: order, tenant: tenant, event: event, targets: targets, at: at, in: start..<min(start + rowsPerStatement, count)))
         }
     }
 }

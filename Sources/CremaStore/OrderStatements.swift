@@ -103,7 +103,8 @@ enum OrderStatements {
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT s.number, s.name, s.timezone, s.stream_position, \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
+            SELECT s.number, s.name, s.timezone, s.stream_position, \(WebhookOutbox.wantedColumn(tenant: scope.tenant, store: "s.store_id") as SQL),
+                   \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM s
             """
         }
@@ -140,6 +141,7 @@ enum OrderStatements {
                 RETURNING stream_position
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
             SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
+                   \(WebhookOutbox.wantedColumn(tenant: scope.tenant, store: "o.store_id") as SQL),
                    \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
             """
@@ -201,7 +203,7 @@ enum OrderStatements {
                 \(storeAnswer(store: order.storeID) as SQL)
             ), board AS (
                 \(BroadcastRepository.queueBoard(tenant: tenant, store: order.storeID, change: BoardChange(event: event), at: at) as SQL)
-            ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL),
+            ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL)
             \(WebhookOutbox.orderCTEs(hooks, tenant: tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at) as SQL)
             SELECT \(WebhookOutbox.queued(hooks, tenant: tenant, store: order.storeID) as SQL)
             """

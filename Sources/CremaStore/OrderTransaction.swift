@@ -32,6 +32,9 @@ public struct OrderTransaction: Sendable {
         /// The position on the store's stream the event takes (migration 023): the store's row stays locked until the
         /// command ends, so no other event of the store takes a position meanwhile.
         public var streamPosition: Int64
+        /// Whether a live webhook endpoint of the tenant wants an event an order command writes, in this store: when
+        /// none does, the write stores no webhook event and leaves their statements out (`WebhookOutbox.wantedColumn`).
+        public var webhooksWanted: Bool
     }
 
     /// What applying an event reads, with the order row locked until commit.
@@ -42,6 +45,8 @@ public struct OrderTransaction: Sendable {
         public var eventsPerOrder: Int?
         /// The position on the store's stream the event takes, as `Placement.streamPosition`.
         public var streamPosition: Int64
+        /// As `Placement.webhooksWanted`.
+        public var webhooksWanted: Bool
     }
 
     /// What opening a command found: the stored answer of a replayed request, or what the command decides on
@@ -63,7 +68,7 @@ public struct OrderTransaction: Sendable {
         return .opened(
             Placement(
                 number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone"),
-                streamPosition: try row.decode("stream_position")))
+                streamPosition: try row.decode("stream_position"), webhooksWanted: try row.decode("webhooks_wanted")))
     }
 
     /// Locks the order and claims the key in its store, reading the order with its store, targets and their decisions
@@ -80,7 +85,8 @@ public struct OrderTransaction: Sendable {
         return .opened(
             LockedOrder(
                 order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"),
-                eventsPerOrder: try row.decode("events_per_order"), streamPosition: try row.decode("stream_position")))
+                eventsPerOrder: try row.decode("events_per_order"), streamPosition: try row.decode("stream_position"),
+                webhooksWanted: try row.decode("webhooks_wanted")))
     }
 
     /// The answer stored with a key seen before, read as the transaction rolls back (nothing of it was meant to
@@ -102,8 +108,8 @@ public struct OrderTransaction: Sendable {
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let effects = OrderStatements.Effects(
-            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets, hooks: hooks, event: .placed,
-            at: at)
+            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets,
+            hooks: opened.webhooksWanted ? hooks : [], event: .placed, at: at)
         let statement = OrderStatements.Placed(
             order: order, items: try PostgresJSON(encoding: order.items), data: try EventData.stored(EventData.placed(placement)),
             projection: try StoredProjection.json(plan.projection), role: role, streamPosition: opened.streamPosition, effects: effects)
@@ -119,8 +125,8 @@ public struct OrderTransaction: Sendable {
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let effects = OrderStatements.Effects(
-            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets, hooks: hooks,
-            event: event.type, at: at)
+            tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets,
+            hooks: opened.webhooksWanted ? hooks : [], event: event.type, at: at)
         let statement = OrderStatements.Appended(
             next: next, data: try EventData.stored(EventData.of(event)), projection: try StoredProjection.json(plan.projection),
             role: role, streamPosition: opened.streamPosition, effects: effects)

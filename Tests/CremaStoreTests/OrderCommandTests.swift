@@ -188,6 +188,38 @@ import Testing
         }
     }
 
+    @Test("the command's read says whether a live endpoint wants its events in its store: none, another store's, a disabled one or one for delivery.dead only do not")
+    func theCommandsReadSaysWhetherAnEndpointWantsItsEvents() async throws {
+        try await TestDatabase.with { db in
+            let store = try await StoreFixtures.store(in: db)
+            func wanted() async throws -> Bool {
+                try await store.database.command(in: .default, defaultBundleID: nil) { transaction in
+                    guard case .opened(let placement?) = try await transaction.openPlacement(
+                        StoreFixtures.request(), store: "market-st", customerRef: "c-9", now: Date())
+                    else { throw StoreError.unknownStore("market-st") }
+                    return placement.webhooksWanted
+                }
+            }
+            func endpoint(_ events: String, stores: String? = nil, disabled: Bool = false) async throws {
+                _ = try await db.pool.withConnection { c in
+                    try await c.query(
+                        """
+                        INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, stores, sealed_secret, created_at, disabled_at)
+                        VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', \(events)::text[], \(stores)::text[],
+                                '\\x00', now(), CASE WHEN \(disabled) THEN now() END)
+                        """)
+                }
+            }
+            #expect(try await wanted() == false)
+            try await endpoint("{order.changed}", stores: "{other-st}")
+            try await endpoint("{order.changed}", disabled: true)
+            try await endpoint("{delivery.dead,token.retired}")
+            #expect(try await wanted() == false)
+            try await endpoint("{activity.ended}", stores: "{market-st}")
+            #expect(try await wanted() == true)
+        }
+    }
+
     @Test("a failure after the state change rolls back everything") func aFailureAfterTheStateChangeRollsBackEverything() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)

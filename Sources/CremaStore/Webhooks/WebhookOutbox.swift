@@ -13,22 +13,37 @@ enum WebhookOutbox {
         "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
     }
 
-    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order (to follow other CTEs with a comma).
-    /// Neither reads the other's rows, nor does ``queued`` read theirs: under Citus a CTE whose rows another part of the
-    /// statement reads is run apart and its rows copied to every worker, which made every order's transaction reach
-    /// every worker group (docs/scaling.md, "On a running cluster"). Each reads the drafts and the endpoints instead:
-    /// a delivery is queued for each endpoint that wants a draft, and the draft is stored when one does.
+    /// A column `webhooks_wanted` for the command's first round trip: whether a live endpoint of `tenant` wants an event
+    /// an order command writes (`order.changed`, `activity.ended`) of `store` (an SQL expression). When none does, the
+    /// write leaves the webhook CTEs out (``orderCTEs`` of no draft): under Citus each of them is an `INSERT … SELECT`
+    /// it pulls to the coordinator, and any such insert, even of no row, commits the transaction in two phases. An
+    /// endpoint created between the two round trips misses that one command's event, as one created just after it.
+    static func wantedColumn<SQL: PostgresSQL>(tenant: String, store: SQL) -> SQL {
+        let types = PostgresTextArray([WebhookEventType.orderChanged, .activityEnded].map(\.rawValue))
+        return """
+            EXISTS (
+                SELECT 1 FROM webhook_endpoints e
+                WHERE e.tenant_id = \(tenant) AND e.disabled_at IS NULL AND e.events && \(types)::text[]
+                  AND (e.stores IS NULL OR \(store) = ANY(e.stores))
+            ) AS webhooks_wanted
+            """
+    }
+
+    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order, each after a comma (to follow other
+    /// CTEs); nothing for no draft. Neither reads the other's rows, nor does ``queued`` read theirs: under Citus a CTE
+    /// whose rows another part of the statement reads is run apart and its rows copied to every worker, which made every
+    /// order's transaction reach every worker group (docs/scaling.md, "On a running cluster"). Each reads the drafts
+    /// and the endpoints instead: a delivery is queued for each endpoint that wants a draft, and the draft is stored
+    /// when one does.
     static func orderCTEs<SQL: PostgresSQL>(
         _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
     ) -> SQL {
+        guard !drafts.isEmpty else { return "" }
         // Each draft's fields are parameters of their own: wrapping the bodies (the order, about 1 KB) in one JSON
         // document escaped every byte again and was 1.7 % of crema serve's samples under ingest.
-        let rows: SQL =
-            drafts.isEmpty
-            ? "SELECT NULL::uuid, NULL::text, NULL::text WHERE false"
-            : "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
+        let rows: SQL = "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
         return """
-            hook_events AS (
+            , hook_events AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
                 SELECT \(tenant), x.id, x.type, \(store), \(orderID), \(customerRef), x.body::json, \(at)
                 FROM (\(rows)) AS x(id, type, body)
@@ -53,7 +68,8 @@ enum WebhookOutbox {
     /// A column ``queuedColumn``: whether ``orderCTEs`` queued a delivery of `drafts`, read from the endpoints (the same
     /// condition `hook_deliveries` inserts on), so the statement ends with a read of the tenant's own table.
     static func queued<SQL: PostgresSQL>(_ drafts: [WebhookDraft], tenant: String, store: String) -> SQL {
-        """
+        guard !drafts.isEmpty else { return "false AS webhooks_queued" }
+        return """
         EXISTS (
             SELECT 1 FROM (\(kinds(drafts) as SQL)) AS x(id, type)
             JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text"))
