@@ -27,9 +27,11 @@
 # Citus is in this repository).
 #
 # Usage: drills/citus-failover-drill.sh [-m perform|kill] [-g GROUP] [-r RUNS] [-d LOAD_SECONDS] [-k FAIL_AFTER] [-a AFTER] [-t THREADS] [-D]
+#                                       [-R INTERVAL]
 #   defaults: -m perform, -g the group holding the default tenant's shards, -r 1 -d 20 -k 8 -a 3 -t 16 (split
 #   between the two tenants). -D: pg_auto_failover's default timeouts instead of the drill's shorter ones
-#   (drills/failover_lib.sh).
+#   (drills/failover_lib.sh). -R: citus.recover_2pc_interval on the coordinator (e.g. 5s; Citus's default is 1min):
+#   how soon a transaction a kill left prepared on the failed group is finished and lets go of its locks.
 # Environment: CREMA_BIN, BENCH_PORT (default 18296; the receiver is +1), BENCH_SIM_PORT (default 18298).
 # Outputs: bench/results/citus-failover-drill-<time>/ (run-N/ per run, summary.txt).
 set -euo pipefail
@@ -38,8 +40,8 @@ source scripts/lib.sh   # require_citus
 source bench/lib.sh
 source drills/failover_lib.sh
 
-mode=perform group="" runs=1 duration=20 fail_after=8 after=3 threads=16 defaults=0
-while getopts "m:g:r:d:k:a:t:D" opt; do
+mode=perform group="" runs=1 duration=20 fail_after=8 after=3 threads=16 defaults=0 recover=""
+while getopts "m:g:r:d:k:a:t:DR:" opt; do
   case "$opt" in
     m) mode=$OPTARG ;;
     g) group=$OPTARG ;;
@@ -49,7 +51,8 @@ while getopts "m:g:r:d:k:a:t:D" opt; do
     a) after=$OPTARG ;;
     t) threads=$OPTARG ;;
     D) defaults=1 ;;
-    *) sed -n '2,34p' "$0" >&2; exit 2 ;;
+    R) recover=$OPTARG ;;
+    *) sed -n '2,37p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$mode" in perform|kill) ;; *) echo "-m perform or -m kill" >&2; exit 2 ;; esac
@@ -121,7 +124,10 @@ metadata_synced() { [ "$(q "SELECT bool_and(metadatasynced) FROM pg_dist_node WH
 log "coordinator's pg_dist_node (group=port): $(dist_nodes)"
 # The coordinator's log names the parameters of a statement that failed (its tenant), for coord-postgres.log.
 q "ALTER SYSTEM SET log_parameter_max_length_on_error = -1" > /dev/null
+# -R: how often the coordinator finishes transactions left prepared on a worker (Citus's default: 1 min).
+[ -n "$recover" ] && q "ALTER SYSTEM SET citus.recover_2pc_interval = '$recover'" > /dev/null
 q "SELECT pg_reload_conf()" > /dev/null
+log "citus.recover_2pc_interval $(q "SHOW citus.recover_2pc_interval")"
 log "crema's database URL: $conninfo"
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1 \
   || { echo "crema migrate failed:" >&2; cat "$out/migrate.log" >&2; exit 1; }
