@@ -49,18 +49,29 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
             // Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now; 25006: a
             // read-only server, which after a failover is the old primary (the pool reconnects that connection).
             guard let sqlState else { return false }
-            if sqlState == SQLState.internalError, detail.contains(Self.citusEssentialConnectionFailure) { return true }
+            if sqlState == SQLState.internalError, Self.citusWorkerConnectionFailures.contains(where: detail.contains) { return true }
             return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", SQLState.readOnlyTransaction].contains(sqlState)
         case .decoding, .closed, .invalidParameter: return false
         }
     }
 
-    /// What a Citus coordinator says when its connection to a worker that the transaction had already used broke (the
-    /// worker died, or its group is failing over): the coordinator itself is fine and the worker comes back, but Citus
-    /// gives it no SQLSTATE of its own (XX000, `remote_transaction.c`), so it is known by its message. Seen by
-    /// drills/citus-failover-drill.sh, where it was answered 500 and made the dispatcher drop outcomes it could not
-    /// record, so their pushes waited out their lease.
-    static let citusEssentialConnectionFailure = "failure on connection marked as essential"
+    /// What a Citus coordinator says when its connection to a worker broke under the transaction (the worker died, or
+    /// its group is failing over): the coordinator itself is fine and the worker comes back, but Citus gives these no
+    /// SQLSTATE of their own (XX000), so they are known by their message. Each was answered 500 in
+    /// drills/citus-failover-drill.sh until it was listed here:
+    /// - a worker the transaction had used is gone (`remote_transaction.c`); the dispatcher also dropped outcomes it
+    ///   could not record, so their pushes waited out their lease;
+    /// - a worker died during the commit itself (`placement_connection.c`): whether it committed is not known, and a
+    ///   client's retry with its Idempotency-Key finds out (Citus raises the same words for a deferred constraint that
+    ///   fails at commit, and Crema declares none);
+    /// - libpq's and the worker's own words for a connection cut mid-statement, relayed without their SQLSTATE
+    ///   (`ReportResultError` in `remote_commands.c` falls back to XX000).
+    static let citusWorkerConnectionFailures = [
+        "failure on connection marked as essential",
+        "could not commit transaction for shard",
+        "server closed the connection unexpectedly",
+        "terminating connection due to unexpected postmaster exit",
+    ]
 
     public var description: String {
         "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? "")\(constraint.map { ", constraint \($0)" } ?? ""))"

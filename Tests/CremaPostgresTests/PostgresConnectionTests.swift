@@ -241,10 +241,10 @@ import Testing
         }
     }
 
-    @Test("Citus's failure on a worker connection marked as essential counts as unavailable, and no other XX000 does")
+    @Test("Citus's words for a worker connection lost under a transaction, at its commit included, count as unavailable, and no other XX000 does")
     func citusEssentialConnectionFailureCountsAsUnavailable() async throws {
         try await TestDatabase.with(migrated: false) { db in
-            // The coordinator's words when a worker died under a transaction (remote_transaction.c), raised here by the
+            // The coordinator's words when a worker died under a transaction (PostgresError.citusWorkerConnectionFailures), raised by the
             // server with the same SQLSTATE, so the error arrives through libpq as it does from Citus.
             func raised(_ message: String) async -> PostgresError? {
                 await #expect(throws: PostgresError.self) {
@@ -253,9 +253,16 @@ import Testing
                     }
                 }
             }
-            let worker = await raised("failure on connection marked as essential: 127.0.0.1:40511")
-            #expect(worker?.sqlState == "XX000")
-            #expect(worker?.isUnavailable == true, "a client would get \(String(describing: worker)) instead of a 503")
+            for message in [
+                "failure on connection marked as essential: 127.0.0.1:40511",
+                "could not commit transaction for shard 102318 on at least one active node",
+                "server closed the connection unexpectedly",
+                "terminating connection due to unexpected postmaster exit",
+            ] {
+                let worker = await raised(message)
+                #expect(worker?.sqlState == "XX000")
+                #expect(worker?.isUnavailable == true, "a client would get \(String(describing: worker)) instead of a 503")
+            }
             let other = await raised("cache lookup failed for relation 16384")
             #expect(other?.sqlState == "XX000")
             #expect(other?.isUnavailable == false)
