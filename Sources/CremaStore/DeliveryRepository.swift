@@ -280,11 +280,18 @@ public struct DeliveryRepository: Sendable {
                         attempts: try row.decode("attempts"), state: dies ? "dead" : "pending",
                         reason: dies ? "lease expired after the last attempt" : nil, dead_event: dies ? UUID() : nil))
             }
+            // A tenant whose rescue fails holds no other tenant's back: every one is tried, the first failure thrown after.
             var rescued = 0
+            var failure: (any Error)?
             for tenant in expired.keys.sorted() {
-                let flight = try DeliveryOutcomeStatements.rescue(tenant: tenant, rows: expired[tenant] ?? [], now: now)
-                rescued += try await connection.pipeline(flight).last?.count ?? 0
+                do {
+                    let flight = try DeliveryOutcomeStatements.rescue(tenant: tenant, rows: expired[tenant] ?? [], now: now)
+                    rescued += try await connection.pipeline(flight).last?.count ?? 0
+                } catch {
+                    if failure == nil { failure = error }
+                }
             }
+            if let failure { throw failure }
             return rescued
         }
     }
