@@ -26,7 +26,7 @@
 # tables written, with its idx_scan over the whole run (0: unused). The cluster runs with pg_stat_statements loaded.
 #
 # Usage: bench/ingest.sh [-c CONCURRENCY] [-d SECONDS] [-w WARMUP_SECONDS] [-o http-first|pgbench-first] [-q WAIT] [-a] [-s]
-#                        [-i LIFECYCLES] [-I]
+#                        [-i LIFECYCLES] [-I] [-C]
 #   defaults: -c 16 -d 20 -w 5 -o http-first -q 0 -i 150; wrk and pgbench both use 2 threads (-t 2 / -j 2).
 #   -o pgbench-first runs both pgbench sides (plain, then pipelined) before HTTP; http-first runs them after.
 #   -q WAIT: first wait up to WAIT seconds for the machine to be idle (other work skews the result; a run
@@ -42,6 +42,11 @@
 #   event" (Ir over the order_events rows the window added), the same without the timers' and polls' share (the
 #   number to compare between runs), and where they go (bench/ingest_profile.py). About 1.5 minutes in all.
 #   -I: only the instruction count (the set-up, the statement check, then -i; no wrk or pgbench runs).
+#   -C: on the Citus cluster of scripts/citus-test (.crema/citus: a coordinator and two workers; run that first)
+#   instead of a fresh private cluster: crema_bench is made on the three nodes, the workers added, and crema migrate
+#   distributes it; crema serve connects to the coordinator. Only the HTTP side runs (the pgbench files compute in SQL
+#   values crema binds, which Citus refuses in places) and the statement check is left to -s on plain PostgreSQL.
+#   PostgreSQL CPU is every node's, and the coordinator's apart; what PostgreSQL writes (one node's WAL) is not measured.
 # Environment: CREMA_BIN (default .build-release/release/crema), BENCH_PORT (default 18090),
 #   PGBENCH (default /usr/lib/postgresql/15/bin/pgbench), BENCH_DIR (cluster folder; default a fresh temp dir),
 #   BENCH_COUNT_CONNECTIONS (the count's connections, default 2), BENCH_VALGRIND_OPTIONS (more callgrind options).
@@ -55,8 +60,8 @@ cd "$(dirname "$0")/.."
 source bench/lib.sh
 
 concurrency=16 duration=20 warmup=5 order=http-first quiet_wait=0 analyze=no statements_only=no
-count_lifecycles=150 count_only=no
-while getopts "c:d:w:o:q:asi:I" opt; do
+count_lifecycles=150 count_only=no citus=no
+while getopts "c:d:w:o:q:asi:IC" opt; do
   case "$opt" in
     c) concurrency=$OPTARG ;;
     d) duration=$OPTARG ;;
@@ -67,7 +72,8 @@ while getopts "c:d:w:o:q:asi:I" opt; do
     s) statements_only=yes ;;
     i) count_lifecycles=$OPTARG ;;
     I) count_only=yes ;;
-    *) sed -n '2,49p' "$0" >&2; exit 2 ;;
+    C) citus=yes ;;
+    *) sed -n '2,54p' "$0" >&2; exit 2 ;;
   esac
 done
 case "$order" in http-first|pgbench-first) ;; *) echo "-o must be http-first or pgbench-first" >&2; exit 2 ;; esac
@@ -81,15 +87,26 @@ CREMA=$(crema_bin)
 [ -x "$pgbench" ] || { echo "pgbench is missing at $pgbench" >&2; exit 1; }
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=bench/results/ingest-$stamp-c$concurrency
+suffix="" && [ "$citus" = yes ] && suffix=-citus
+out=bench/results/ingest-$stamp-c$concurrency$suffix
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-cluster=${BENCH_DIR:-$(mktemp -d /tmp/crema-bench.XXXXXX)}
+citus_root=$PWD/.crema/citus citus_nodes=(coordinator worker1 worker2)
+if [ "$citus" = yes ]; then
+  [ -d "$citus_root/coordinator/data" ] || { echo "no Citus cluster under $citus_root: run scripts/citus-test first" >&2; exit 2; }
+  cluster=$citus_root/coordinator
+else
+  cluster=${BENCH_DIR:-$(mktemp -d /tmp/crema-bench.XXXXXX)}
+fi
 SERVE_PID="" count_scratch=""
 
 cleanup() {
   [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID" 60
   [ -n "$count_scratch" ] && rm -rf "$count_scratch"
+  if [ "$citus" = yes ]; then
+    for node in "${citus_nodes[@]}"; do "$CREMA" postgres stop --dir "$citus_root/$node" > /dev/null 2>&1 || true; done
+    return
+  fi
   "$CREMA" postgres stop --dir "$cluster" > /dev/null 2>&1 || true
   [ -z "${BENCH_DIR:-}" ] && rm -rf "$cluster"
 }
@@ -114,18 +131,46 @@ log() { echo "== $*" | tee -a "$out/run.log"; }
 } | tee "$out/machine.txt"
 
 # ---- database ----
-log "starting a fresh PostgreSQL cluster in $cluster"
-conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2> "$out/postgres-start.log" | tail -1)
-# pg_stat_statements, for what PostgreSQL writes per event (issue #45: WAL bytes, blocks dirtied and written by the
-# statements); it loads at server start only, hence a restart with it preloaded. Planning is not tracked (the module's
-# default, and its cheapest): its bookkeeping still costs PostgreSQL a little CPU per statement, in every side alike.
-printf '%s\n' "shared_preload_libraries = 'pg_stat_statements'" >> "$cluster/data/postgresql.conf"
-"$CREMA" postgres stop --dir "$cluster" > /dev/null
-conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2>> "$out/postgres-start.log" | tail -1)
-echo "$conninfo" > "$out/conninfo"
-postmaster=$(head -1 "$cluster/data/postmaster.pid")
+# -C: crema_bench made again on each node of the Citus cluster, with the extension and the workers (as
+# bench/citus-cpu.sh does); crema migrate distributes it below. postmasters: every node's, the coordinator's first.
+citus_database() {
+  local node admin
+  for node in "${citus_nodes[@]}"; do
+    "$CREMA" postgres start --dir "$citus_root/$node" --database crema_test --max-connections 1000 >> "$out/postgres-start.log" 2>&1
+    admin="host='$citus_root/$node' port=5432 user=crema dbname=postgres"
+    psql "$admin" -XAq -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+      -c "DROP DATABASE IF EXISTS crema_bench WITH (FORCE)" -c "CREATE DATABASE crema_bench"
+    psql "host='$citus_root/$node' port=5432 user=crema dbname=crema_bench" -XAq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION citus"
+    postmasters+=("$(head -1 "$citus_root/$node/data/postmaster.pid")")
+  done
+  conninfo="host='$citus_root/coordinator' port=5432 user=crema dbname=crema_bench"
+  psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "SELECT citus_set_coordinator_host('$citus_root/coordinator', 5432)" \
+    -c "SELECT citus_add_node('$citus_root/worker1', 5432)" -c "SELECT citus_add_node('$citus_root/worker2', 5432)" > /dev/null
+}
+postmasters=()
+if [ "$citus" = yes ]; then
+  log "crema_bench on the Citus cluster in $citus_root (coordinator, worker1, worker2)"
+  citus_database
+  echo "$conninfo" > "$out/conninfo"
+  postmaster=${postmasters[0]}
+  # One node's WAL and pg_stat_statements say nothing of the cluster: not measured with -C.
+  pg_writes_begin() { :; }
+  pg_writes_end() { :; }
+else
+  log "starting a fresh PostgreSQL cluster in $cluster"
+  conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2> "$out/postgres-start.log" | tail -1)
+  # pg_stat_statements, for what PostgreSQL writes per event (issue #45: WAL bytes, blocks dirtied and written by the
+  # statements); it loads at server start only, hence a restart with it preloaded. Planning is not tracked (the module's
+  # default, and its cheapest): its bookkeeping still costs PostgreSQL a little CPU per statement, in every side alike.
+  printf '%s\n' "shared_preload_libraries = 'pg_stat_statements'" >> "$cluster/data/postgresql.conf"
+  "$CREMA" postgres stop --dir "$cluster" > /dev/null
+  conninfo=$("$CREMA" postgres start --dir "$cluster" --database crema_bench 2>> "$out/postgres-start.log" | tail -1)
+  echo "$conninfo" > "$out/conninfo"
+  postmaster=$(head -1 "$cluster/data/postmaster.pid")
+  postmasters=("$postmaster")
+fi
 CREMA_DATABASE_URL="$conninfo" LOG_LEVEL=warning "$CREMA" migrate > "$out/migrate.log" 2>&1
-psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+[ "$citus" = yes ] || psql "$conninfo" -XAq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 psql "$conninfo" -XAt -c "SELECT name || '=' || setting FROM pg_settings WHERE name IN
   ('fsync','synchronous_commit','shared_buffers','max_connections','wal_level','max_wal_size','checkpoint_timeout')
   ORDER BY name" > "$out/postgres-settings.txt"
@@ -139,24 +184,29 @@ stop_serve() { stop_pid "$SERVE_PID"; SERVE_PID=""; }
 # ---- CPU accounting: ticks (1/100 s) from /proc ----
 ticks_of() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 postgres_ticks() {
-  # The postmaster's own time plus its waited-for children (exited backends), plus every live child.
-  # Callers let exiting backends be reaped first (see settle), else one could be missed or counted twice.
-  local total pid
-  total=$(ticks_of "$postmaster")
-  for pid in $(ps --ppid "$postmaster" -o pid= 2>/dev/null); do total=$((total + $(ticks_of "$pid"))); done
+  # Each postmaster's own time plus its waited-for children (exited backends), plus every live child; the
+  # postmasters named (default: every node's). Callers let exiting backends be reaped first (see settle), else one
+  # could be missed or counted twice.
+  local total=0 pid master
+  for master in "${@:-${postmasters[@]}}"; do
+    total=$((total + $(ticks_of "$master")))
+    for pid in $(ps --ppid "$master" -o pid= 2>/dev/null); do total=$((total + $(ticks_of "$pid"))); done
+  done
   echo "$total"
 }
 # Waits (bounded) until no client backend is left (their process titles say "[local]"), so that every
 # exited backend has been reaped into the postmaster's children time.
 settle() {
-  local deadline=$((SECONDS + 10))
-  while ps --ppid "$postmaster" -o args= | grep -q '\[local\]' && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  local deadline=$((SECONDS + 10)) master
+  for master in "${postmasters[@]}"; do
+    while ps --ppid "$master" -o args= | grep -q '\[local\]' && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  done
 }
 # Machine-wide ticks over all cores: "busy total" (busy = user + nice + system + irq + softirq + steal).
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 cpu_begin() {
   [ -n "$SERVE_PID" ] || settle
-  read -r m_busy0 m_total0 < <(machine_ticks); pg0=$(postgres_ticks); cr0=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+  read -r m_busy0 m_total0 < <(machine_ticks); pg0=$(postgres_ticks); pgc0=$(postgres_ticks "$postmaster"); cr0=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
   read -r cru0 crs0 < <(user_system_of "${SERVE_PID:-0}")
 }
 # user_system_of PID: its user and system ticks, apart (instructions per event count user space only).
@@ -167,12 +217,12 @@ cpu_end() {
   local m_busy1 m_total1 pg1 cr1 client
   [ -n "$SERVE_PID" ] || settle  # pgbench's backends exit with it; let them be reaped
   read -r m_busy1 m_total1 < <(machine_ticks)
-  pg1=$(postgres_ticks); cr1=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
+  pg1=$(postgres_ticks); pgc1=$(postgres_ticks "$postmaster"); cr1=$([ -n "$SERVE_PID" ] && ticks_of "$SERVE_PID" || echo 0)
   local cru1 crs1
   read -r cru1 crs1 < <(user_system_of "${SERVE_PID:-0}")
   client=$(awk '{ printf "%d", ($1 + $2) * 100 }' "$2")
   echo "busy=$((m_busy1 - m_busy0)) total=$((m_total1 - m_total0)) postgres=$((pg1 - pg0)) crema=$((cr1 - cr0)) client=$client cores=$(nproc)" \
-    "crema_user=$((cru1 - cru0)) crema_system=$((crs1 - crs0))" > "$out/$1-cpu.txt"
+    "crema_user=$((cru1 - cru0)) crema_system=$((crs1 - crs0)) postgres_coordinator=$((pgc1 - pgc0)) nodes=${#postmasters[@]}" > "$out/$1-cpu.txt"
 }
 
 # thread_switches PID: one line per thread of PID, "tid|comm|voluntary|nonvoluntary" context switches so far. perf
@@ -259,7 +309,7 @@ capture_bodies() {
   post "/v1/orders/$id/events" "$BENCH_POS_KEY" sample-t1-4 '{"type":"picked_up"}' > /dev/null
   proj_picked_up=$(projection)
   statement_log_off
-  answer() { q "SELECT k.response_body FROM order_events e JOIN idempotency_keys k ON k.store_id = e.store_id
+  answer() { q "SELECT k.response_body FROM order_events e JOIN idempotency_keys k ON k.tenant_id = e.tenant_id AND k.store_id = e.store_id
                 AND k.idempotency_key = e.idempotency_key AND k.scope = e.actor_role
                 WHERE e.order_id = '$id' AND e.version = $1"; }
   [ "$(q "SELECT version FROM orders WHERE order_id = '$id'")" = 4 ] || { echo "sample lifecycle incomplete" >&2; return 1; }
@@ -444,9 +494,15 @@ quiet_check
 serve
 create_stores "$port" 8
 capture_bodies
-check_statements
+# With -C the coordinator's log also holds the parts Citus runs of a statement it plans in parts, as statements of
+# their own, so the check runs on plain PostgreSQL only (bench/ingest.sh -s); the binary and its SQL are the same.
+if [ "$citus" = yes ]; then log "statement check: not on Citus (its log splits statements); bench/ingest.sh -s holds it"; else check_statements; fi
 [ "$statements_only" = yes ] && { log "statements only (-s): done"; exit 0; }
-if [ "$count_only" = yes ]; then
+if [ "$citus" = yes ]; then
+  # The pgbench files stand server-computed values (now() and intervals) where crema binds its clock, and Citus refuses
+  # some of them on distributed tables (a STABLE function in an ON CONFLICT's WHERE): only the HTTP side runs.
+  phase_http
+elif [ "$count_only" = yes ]; then
   stop_serve
 elif [ "$order" = pgbench-first ]; then
   stop_serve
@@ -460,7 +516,7 @@ fi
 
 # Every index's scans over the whole run (set-up, warm-ups, measured sides, the count), before the consistency check
 # adds its own: an index no statement of the run used shows idx_scan 0.
-if [ "$count_only" = no ]; then
+if [ "$count_only" = no ] && [ "$citus" = no ]; then
   pg_writes_snapshot "$conninfo" "$out/final-writes.json"
   python3 bench/pg_writes.py indexes "$out/final-writes.json" "$out/http-writes.json" "$out/pgbench-writes.json" \
     "$out/pgbench-pipelined-writes.json" > "$out/indexes.txt"
@@ -478,6 +534,26 @@ count_line() {
   awk '{ v[$1] = $2 } END { printf "crema instructions per event: %d (callgrind Ir over %d events on %d connections, %.1f s; without timers and polls, %d)\n",
     v["count_per_event"], v["count_events"], v["count_connections"], v["count_seconds"], v["count_net_per_event"] }' "$out/count.txt"
 }
+if [ "$citus" = yes ]; then
+  python3 - "$out" "$consistent" "$concurrency" <<'EOF' | tee "$out/summary.txt"
+import sys
+out, consistent, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+wrk = dict(l.split(None, 1) for l in open(f"{out}/wrk.txt").read().split("-- lifecycle.lua summary --")[1].splitlines() if l and not l.startswith(" "))
+t = {k: int(v) for k, v in (kv.split("=") for kv in open(f"{out}/http-cpu.txt").read().split())}
+events = int(wrk["requests"])
+per = lambda v: 10 * v / events  # ticks are 10 ms
+wall = t["total"] / t["cores"]
+other = t["busy"] - t["postgres"] - t["crema"] - t["client"]
+print(f"concurrency {concurrency}, on Citus (a coordinator and two workers, this machine)")
+print(f"HTTP (wrk, lifecycle.lua): {float(wrk['events_per_s']):.0f} events/s, p50 {float(wrk['latency_p50_ms']):.2f} ms, p99 {float(wrk['latency_p99_ms']):.2f} ms")
+print(f"postgres CPU {per(t['postgres']):.3f} ms/event: coordinator {per(t['postgres_coordinator']):.3f}, workers {per(t['postgres'] - t['postgres_coordinator']):.3f};"
+      f" crema {per(t['crema']):.3f} ms/event; busy {100 * t['busy'] / wall:.0f}% of {100 * t['cores']}%, other {100 * other / wall:.0f}%")
+valid = int(wrk["non2xx"]) == 0 and consistent == "yes" and wrk["socket_errors"].strip() == "connect=0 read=0 write=0 timeout=0"
+print("run " + ("valid" if valid else "INVALID") + ("; NOISY: something else used > 15 % of a core" if 100 * other / wall > 15 else ""))
+sys.exit(0 if valid else 1)
+EOF
+  exit
+fi
 if [ "$count_only" = yes ]; then
   { count_line; echo "run $([ "$consistent" = yes ] && echo valid || echo INVALID) (instructions only, -I)"; } | tee "$out/summary.txt"
   [ "$consistent" = yes ]
@@ -525,7 +601,9 @@ def cpu(name, events):
     per = lambda v: 10 * v / events if events else float("nan")  # ticks are 10 ms
     split = (f": user {per(t['crema_user']):.3f}, system {per(t['crema_system']):.3f}"
              if t['crema'] and "crema_user" in t else "")
-    line = (f"{name:17} busy {share(t['busy'])} of {100 * t['cores']}% | postgres {share(t['postgres'])} ({per(t['postgres']):.3f} ms/event)"
+    nodes = (f" [{t['nodes']} nodes: coordinator {per(t['postgres_coordinator']):.3f}, workers {per(t['postgres'] - t['postgres_coordinator']):.3f} ms/event]"
+             if t.get("nodes", 1) > 1 else "")
+    line = (f"{name:17} busy {share(t['busy'])} of {100 * t['cores']}% | postgres {share(t['postgres'])} ({per(t['postgres']):.3f} ms/event){nodes}"
             f" | crema {share(t['crema'])} ({per(t['crema']):.3f} ms/event{split}) | client {share(t['client'])} | other {share(other)}")
     return line, 100 * other / wall, per(t["postgres"])
 
