@@ -61,11 +61,10 @@ UNION ALL
 SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::float8,
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
-SELECT s.number, s.name, s.timezone, s.stream_position, EXISTS (
-    SELECT 1 FROM webhook_endpoints e
-    WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
-      AND (e.stores IS NULL OR s.store_id = ANY(e.stores))
-) AS webhooks_wanted,
+SELECT s.number, s.name, s.timezone, s.stream_position, (SELECT json_agg(json_build_object('id', e.endpoint_id, 'events', e.events) ORDER BY e.endpoint_id)
+ FROM webhook_endpoints e
+ WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
+   AND (e.stores IS NULL OR s.store_id = ANY(e.stores))) AS webhook_endpoints,
        (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
@@ -112,7 +111,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 )
-SELECT false AS webhooks_queued;
+SELECT 1;
 COMMIT;
 \endpipeline
 \set stage 1
@@ -144,11 +143,10 @@ SELECT c.kind, c.token_id, c.environment, extract(epoch FROM c.updated_at)::floa
        coalesce(c.bundle_id, 'cafe.crema.example', (SELECT default_bundle_id FROM tenants WHERE tenant_id = 'default')), true
 FROM customer_tokens c, o WHERE c.tenant_id = 'default' AND c.customer_ref = o.customer_ref AND c.retired_at IS NULL)
 SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
-       EXISTS (
-    SELECT 1 FROM webhook_endpoints e
-    WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
-      AND (e.stores IS NULL OR o.store_id = ANY(e.stores))
-) AS webhooks_wanted,
+       (SELECT json_agg(json_build_object('id', e.endpoint_id, 'events', e.events) ORDER BY e.endpoint_id)
+ FROM webhook_endpoints e
+ WHERE e.tenant_id = 'default' AND e.disabled_at IS NULL AND e.events && '{order.changed,activity.ended}'::text[]
+   AND (e.stores IS NULL OR o.store_id = ANY(e.stores))) AS webhook_endpoints,
        (SELECT coalesce(json_agg(t), '[]') FROM t) AS targets,
 (SELECT coalesce(json_agg(h), '[]') FROM (
     SELECT d.delivery_id AS id, d.target_kind AS kind, d.target_id AS target, d.order_id, d.push_type, d.la_event,
@@ -226,7 +224,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 )
-SELECT false AS webhooks_queued;
+SELECT 1;
 \elif :stage = 2
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -261,7 +259,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'barista' AN
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 )
-SELECT false AS webhooks_queued;
+SELECT 1;
 \else
 WITH event AS (
     INSERT INTO order_events (tenant_id, store_id, order_id, version, event_type, data, actor_role, idempotency_key, occurred_at, stream_seq)
@@ -296,7 +294,7 @@ WHERE tenant_id = 'default' AND store_id = ('s' || :st) AND scope = 'pos' AND id
     WHERE tenant_id = 'default' AND finished_at IS NULL AND store_id = ('s' || :st)
       AND delivery_id = ANY('{}'::bigint[]) AND state = 'pending'
 )
-SELECT false AS webhooks_queued;
+SELECT 1;
 \endif
 COMMIT;
 \endpipeline

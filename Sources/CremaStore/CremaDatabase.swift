@@ -65,17 +65,27 @@ public struct CremaDatabase: Sendable {
     /// Runs one order command within `scope` in a transaction: committed when `body` returns, rolled back when it
     /// throws. `defaultBundleID` is the app of the default tenant's tokens registered without one. Once committed,
     /// the stores it changed go to `changes`. Its connection is leased in the tenant's `share` of the pool, so a tenant
-    /// busy with commands waits its turn behind the others' instead of holding every connection (docs/limits.md).
+    /// busy with commands waits its turn behind the others' instead of holding every connection (docs/limits.md). Runs
+    /// `body` a second time when its write named a webhook endpoint deleted since it read them.
     public func command<T: Sendable>(
         in scope: TenantScope, share: Int = 1, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
     ) async throws(StoreError) -> T {
-        let changed = PendingChanges()
-        let value = try await StoreError.translating {
-            try await pool.withTransaction(for: PostgresPoolTenant(scope.tenant, weight: share)) { connection in
-                try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
+        // Once more when the write named a webhook endpoint deleted since the command read it: nothing was committed,
+        // and the second reading finds the endpoints as they are (WebhookOutbox.endpointGone).
+        for attempt in 1...2 {
+            let changed = PendingChanges()
+            do {
+                let value = try await StoreError.translating {
+                    try await pool.withTransaction(for: PostgresPoolTenant(scope.tenant, weight: share)) { connection in
+                        try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
+                    }
+                }
+                changes?.committed(changed.all, queued: changed.queued)
+                return value
+            } catch .database(let error) where attempt == 1 && WebhookOutbox.endpointGone(error) {
+                continue
             }
         }
-        changes?.committed(changed.all, queued: changed.queued)
-        return value
+        preconditionFailure("the second attempt returns or throws")
     }
 }

@@ -11,13 +11,15 @@ enum OrderStatements {
     struct Rows: Hashable, Sendable {
         var deliveries: Int
         var skips: Int
-        var hooks: Int
+        var hookEvents: Int
+        var hookDeliveries: Int
 
-        init(_ plan: DeliveryPlan, hooks: [WebhookDraft]) {
+        init(_ plan: DeliveryPlan, hooks: WebhookOutbox.OrderFanOut) {
             let first = DeliveryPlanning.firstRows(plan)
             self.deliveries = first.deliveries
             self.skips = first.skips
-            self.hooks = hooks.count
+            self.hookEvents = hooks.events.count
+            self.hookDeliveries = hooks.deliveries.count
         }
     }
 
@@ -103,7 +105,7 @@ enum OrderStatements {
             ), o AS (
                 SELECT s.tenant_id, s.store_id, NULL::uuid AS order_id, \(customerRef)::text AS customer_ref FROM s
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
-            SELECT s.number, s.name, s.timezone, s.stream_position, \(WebhookOutbox.wantedColumn(tenant: scope.tenant, store: "s.store_id") as SQL),
+            SELECT s.number, s.name, s.timezone, s.stream_position, \(WebhookOutbox.endpointsColumn(tenant: scope.tenant, store: "s.store_id") as SQL),
                    \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM s
             """
@@ -141,7 +143,7 @@ enum OrderStatements {
                 RETURNING stream_position
             ), t AS (\(DeliveryPlanning.targets(tenant: scope.tenant, defaultBundleID: defaultBundleID) as SQL))
             SELECT o.*, (SELECT stream_position FROM position) AS stream_position,
-                   \(WebhookOutbox.wantedColumn(tenant: scope.tenant, store: "o.store_id") as SQL),
+                   \(WebhookOutbox.endpointsColumn(tenant: scope.tenant, store: "o.store_id") as SQL),
                    \(DeliveryPlanning.selectColumns(tenant: scope.tenant, now: now) as SQL)
             FROM o
             """
@@ -192,7 +194,8 @@ enum OrderStatements {
         var answer: CommandResponse
         var plan: DeliveryPlan
         var targets: [PushTarget]
-        var hooks: [WebhookDraft]
+        /// The webhook events and deliveries the write stores.
+        var hooks: WebhookOutbox.OrderFanOut
         var event: OrderEventType
         var at: Date
 
@@ -205,7 +208,7 @@ enum OrderStatements {
                 \(BroadcastRepository.queueBoard(tenant: tenant, store: order.storeID, change: BoardChange(event: event), at: at) as SQL)
             ), \(DeliveryPlanning.ctes(plan, order: order, tenant: tenant, targets: targets, event: event, at: at) as SQL)
             \(WebhookOutbox.orderCTEs(hooks, tenant: tenant, store: order.storeID, orderID: order.id, customerRef: order.customerRef, at: at) as SQL)
-            SELECT \(WebhookOutbox.queued(hooks, tenant: tenant, store: order.storeID) as SQL)
+            SELECT 1
             """
         }
 

@@ -32,9 +32,9 @@ public struct OrderTransaction: Sendable {
         /// The position on the store's stream the event takes (migration 023): the store's row stays locked until the
         /// command ends, so no other event of the store takes a position meanwhile.
         public var streamPosition: Int64
-        /// Whether a live webhook endpoint of the tenant wants an event an order command writes, in this store: when
-        /// none does, the write stores no webhook event and leaves their statements out (`WebhookOutbox.wantedColumn`).
-        public var webhooksWanted: Bool
+        /// The tenant's live webhook endpoints that want an event an order command writes in this store: the write
+        /// queues their deliveries, and stores no webhook event (no statement for one) when there is none.
+        public var webhookEndpoints: [WantingEndpoint]
     }
 
     /// What applying an event reads, with the order row locked until commit.
@@ -45,8 +45,8 @@ public struct OrderTransaction: Sendable {
         public var eventsPerOrder: Int?
         /// The position on the store's stream the event takes, as `Placement.streamPosition`.
         public var streamPosition: Int64
-        /// As `Placement.webhooksWanted`.
-        public var webhooksWanted: Bool
+        /// As `Placement.webhookEndpoints`.
+        public var webhookEndpoints: [WantingEndpoint]
     }
 
     /// What opening a command found: the stored answer of a replayed request, or what the command decides on
@@ -68,7 +68,7 @@ public struct OrderTransaction: Sendable {
         return .opened(
             Placement(
                 number: try row.decode("number"), inputs: try Self.inputs(from: row, name: "name", timezone: "timezone"),
-                streamPosition: try row.decode("stream_position"), webhooksWanted: try row.decode("webhooks_wanted")))
+                streamPosition: try row.decode("stream_position"), webhookEndpoints: try WebhookOutbox.endpoints(from: row)))
     }
 
     /// Locks the order and claims the key in its store, reading the order with its store, targets and their decisions
@@ -86,7 +86,7 @@ public struct OrderTransaction: Sendable {
             LockedOrder(
                 order: order, inputs: try Self.inputs(from: row, name: "store_name", timezone: "store_timezone"),
                 eventsPerOrder: try row.decode("events_per_order"), streamPosition: try row.decode("stream_position"),
-                webhooksWanted: try row.decode("webhooks_wanted")))
+                webhookEndpoints: try WebhookOutbox.endpoints(from: row)))
     }
 
     /// The answer stored with a key seen before, read as the transaction rolls back (nothing of it was meant to
@@ -101,15 +101,15 @@ public struct OrderTransaction: Sendable {
     }
 
     /// Writes a new order with its `placed` event (at the stream position `opened` took), projection (the plan's), stored
-    /// answer and planned deliveries in one statement, with the webhook events `hooks` for the tenant's endpoints that want
-    /// them, and commits, in one round trip.
+    /// answer and planned deliveries in one statement, with the webhook events `hooks` for the endpoints `opened` found
+    /// wanting them, and commits, in one round trip.
     public func insertPlaced(
         _ order: Order, placement: OrderPlacement, role: Role, request: IdempotentRequest, opened: Placement,
         answer: CommandResponse, plan: DeliveryPlan, hooks: [WebhookDraft], at: Date
     ) async throws {
         let effects = OrderStatements.Effects(
             tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets,
-            hooks: opened.webhooksWanted ? hooks : [], event: .placed, at: at)
+            hooks: WebhookOutbox.OrderFanOut(hooks, endpoints: opened.webhookEndpoints), event: .placed, at: at)
         let statement = OrderStatements.Placed(
             order: order, items: try PostgresJSON(encoding: order.items), data: try EventData.stored(EventData.placed(placement)),
             projection: try StoredProjection.json(plan.projection), role: role, streamPosition: opened.streamPosition, effects: effects)
@@ -126,7 +126,7 @@ public struct OrderTransaction: Sendable {
     ) async throws {
         let effects = OrderStatements.Effects(
             tenant: scope.tenant, request: request, answer: answer, plan: plan, targets: opened.inputs.targets,
-            hooks: opened.webhooksWanted ? hooks : [], event: event.type, at: at)
+            hooks: WebhookOutbox.OrderFanOut(hooks, endpoints: opened.webhookEndpoints), event: event.type, at: at)
         let statement = OrderStatements.Appended(
             next: next, data: try EventData.stored(EventData.of(event)), projection: try StoredProjection.json(plan.projection),
             role: role, streamPosition: opened.streamPosition, effects: effects)
@@ -140,10 +140,9 @@ public struct OrderTransaction: Sendable {
     private func writeAndCommit(_ statement: PostgresQuery, order: Order, effects: OrderStatements.Effects) async throws {
         let more = DeliveryPlanning.more(
             effects.plan, order: order, tenant: effects.tenant, targets: effects.targets, event: effects.event, at: effects.at)
-        let answers = try await connection.pipeline([statement] + more + [PostgresStatement.commit.query])
+        try await connection.pipeline([statement] + more + [PostgresStatement.commit.query])
         if !effects.plan.deliveries.isEmpty { changed.queued(.pushes) }
-        // After COMMIT nothing may fail the command: a row that cannot be read wakes the webhook dispatcher anyway.
-        if (try? answers[0].first?.decode(WebhookOutbox.queuedColumn, as: Bool.self)) ?? true { changed.queued(.webhooks) }
+        if !effects.hooks.deliveries.isEmpty { changed.queued(.webhooks) }
     }
 
     private static func inputs(from row: PostgresRow, name: String, timezone: String) throws -> PlanningInputs {

@@ -188,16 +188,16 @@ import Testing
         }
     }
 
-    @Test("the command's read says whether a live endpoint wants its events in its store: none, another store's, a disabled one or one for delivery.dead only do not")
-    func theCommandsReadSaysWhetherAnEndpointWantsItsEvents() async throws {
+    @Test("the command's read names the live endpoints that want its events in its store: not another store's, a disabled one or one for delivery.dead only")
+    func theCommandsReadNamesTheEndpointsThatWantItsEvents() async throws {
         try await TestDatabase.with { db in
             let store = try await StoreFixtures.store(in: db)
-            func wanted() async throws -> Bool {
+            func wanted() async throws -> [WantingEndpoint] {
                 try await store.database.command(in: .default, defaultBundleID: nil) { transaction in
                     guard case .opened(let placement?) = try await transaction.openPlacement(
                         StoreFixtures.request(), store: "market-st", customerRef: "c-9", now: Date())
                     else { throw StoreError.unknownStore("market-st") }
-                    return placement.webhooksWanted
+                    return placement.webhookEndpoints
                 }
             }
             func endpoint(_ events: String, stores: String? = nil, disabled: Bool = false) async throws {
@@ -210,13 +210,13 @@ import Testing
                         """)
                 }
             }
-            #expect(try await wanted() == false)
+            #expect(try await wanted().isEmpty)
             try await endpoint("{order.changed}", stores: "{other-st}")
             try await endpoint("{order.changed}", disabled: true)
             try await endpoint("{delivery.dead,token.retired}")
-            #expect(try await wanted() == false)
-            try await endpoint("{activity.ended}", stores: "{market-st}")
-            #expect(try await wanted() == true)
+            #expect(try await wanted().isEmpty)
+            try await endpoint("{activity.ended,delivery.dead}", stores: "{market-st}")
+            #expect(try await wanted().map(\.events) == [["activity.ended", "delivery.dead"]])
         }
     }
 

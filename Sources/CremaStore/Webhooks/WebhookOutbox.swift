@@ -13,68 +13,79 @@ enum WebhookOutbox {
         "e.disabled_at IS NULL AND \(type) = ANY(e.events) AND (e.stores IS NULL OR \(store) = ANY(e.stores))"
     }
 
-    /// A column `webhooks_wanted` for the command's first round trip: whether a live endpoint of `tenant` wants an event
-    /// an order command writes (`order.changed`, `activity.ended`) of `store` (an SQL expression). When none does, the
-    /// write leaves the webhook CTEs out (``orderCTEs`` of no draft): under Citus each of them is an `INSERT … SELECT`
-    /// it pulls to the coordinator, and any such insert, even of no row, commits the transaction in two phases. An
-    /// endpoint created between the two round trips misses that one command's event, as one created just after it.
-    static func wantedColumn<SQL: PostgresSQL>(tenant: String, store: SQL) -> SQL {
-        let types = PostgresTextArray([WebhookEventType.orderChanged, .activityEnded].map(\.rawValue))
+    /// The event types an order command writes.
+    static let orderEventTypes = [WebhookEventType.orderChanged, .activityEnded]
+
+    /// A column `webhook_endpoints` for the command's first round trip: the live endpoints of `tenant` that want an event
+    /// an order command writes in `store` (an SQL expression), with the types each wants, as JSON (NULL for none; at most
+    /// the tenant's webhook limit). The write then names them (``orderCTEs``) rather than finding them itself: under
+    /// Citus an `INSERT … SELECT` that finds them is pulled to the coordinator, and any such insert, even of no row,
+    /// commits the transaction in two phases. An endpoint created between the two round trips misses that one
+    /// command's event, as one created just after it; one deleted between them fails the write (``endpointGone``).
+    static func endpointsColumn<SQL: PostgresSQL>(tenant: String, store: SQL) -> SQL {
+        let types = PostgresTextArray(orderEventTypes.map(\.rawValue))
         return """
-            EXISTS (
-                SELECT 1 FROM webhook_endpoints e
-                WHERE e.tenant_id = \(tenant) AND e.disabled_at IS NULL AND e.events && \(types)::text[]
-                  AND (e.stores IS NULL OR \(store) = ANY(e.stores))
-            ) AS webhooks_wanted
+            (SELECT json_agg(json_build_object('id', e.endpoint_id, 'events', e.events) ORDER BY e.endpoint_id)
+             FROM webhook_endpoints e
+             WHERE e.tenant_id = \(tenant) AND e.disabled_at IS NULL AND e.events && \(types)::text[]
+               AND (e.stores IS NULL OR \(store) = ANY(e.stores))) AS webhook_endpoints
             """
     }
 
-    /// CTEs `hook_events` and `hook_deliveries` writing `drafts` about one order, each after a comma (to follow other
-    /// CTEs); nothing for no draft. Neither reads the other's rows, nor does ``queued`` read theirs: under Citus a CTE
-    /// whose rows another part of the statement reads is run apart and its rows copied to every worker, which made every
-    /// order's transaction reach every worker group (docs/scaling.md, "On a running cluster"). Each reads the drafts
-    /// and the endpoints instead: a delivery is queued for each endpoint that wants a draft, and the draft is stored
-    /// when one does.
+    /// The endpoints of ``endpointsColumn`` in `row`.
+    static func endpoints(from row: PostgresRow) throws -> [WantingEndpoint] {
+        try row.decode("webhook_endpoints", as: PostgresJSON?.self)?.decode([WantingEndpoint].self) ?? []
+    }
+
+    /// Whether `error` is the write's delivery naming an endpoint deleted since the command read it: the command is
+    /// run again (`CremaDatabase.command`), and reads the endpoints anew. Known by the constraint's name, which Citus
+    /// does not relay from the worker as a field of its own but in the message, with the shard's number after it.
+    static func endpointGone(_ error: PostgresError) -> Bool {
+        let name = "webhook_deliveries_tenant_id_endpoint_id_fkey"
+        return error.sqlState == PostgresError.SQLState.foreignKeyViolation
+            && ((error.constraint?.hasPrefix(name) ?? false) || error.detail.contains("\"\(name)"))
+    }
+
+    /// What an order command's drafts become, given the endpoints that want them: each draft some endpoint wants is
+    /// stored once, with one delivery per endpoint that wants it. Pure, so the write's shape is known before it is sent.
+    struct OrderFanOut: Sendable {
+        var events: [WebhookDraft]
+        var deliveries: [(endpoint: UUID, event: UUID)]
+
+        init(_ drafts: [WebhookDraft], endpoints: [WantingEndpoint]) {
+            events = []
+            deliveries = []
+            for draft in drafts {
+                let wanting = endpoints.filter { $0.events.contains(draft.type.rawValue) }
+                guard !wanting.isEmpty else { continue }
+                events.append(draft)
+                deliveries += wanting.map { (endpoint: $0.id, event: draft.id) }
+            }
+        }
+    }
+
+    /// CTEs `hook_events` and `hook_deliveries` writing `fanOut` about one order, each after a comma (to follow other
+    /// CTEs); nothing when no endpoint wants a draft. Plain `VALUES`, which Citus routes to the tenant's shard, and
+    /// neither reads the other's rows (Citus copies rows one part of a statement reads from another to every worker).
     static func orderCTEs<SQL: PostgresSQL>(
-        _ drafts: [WebhookDraft], tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
+        _ fanOut: OrderFanOut, tenant: String, store: String, orderID: UUID, customerRef: String?, at: Date
     ) -> SQL {
-        guard !drafts.isEmpty else { return "" }
+        guard !fanOut.events.isEmpty else { return "" }
         // Each draft's fields are parameters of their own: wrapping the bodies (the order, about 1 KB) in one JSON
         // document escaped every byte again and was 1.7 % of crema serve's samples under ingest.
-        let rows: SQL = "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text, \(draft.body)::text)" }, separator: ", "))"
+        let events = fanOut.events.map { draft -> SQL in
+            "(\(tenant), \(draft.id)::uuid, \(draft.type.rawValue), \(store), \(orderID), \(customerRef), \(draft.body)::json, \(at))"
+        }
+        let deliveries = fanOut.deliveries.map { pair -> SQL in "(\(tenant), \(pair.endpoint)::uuid, \(pair.event)::uuid, \(at), \(at))" }
         return """
             , hook_events AS (
                 INSERT INTO webhook_events (tenant_id, event_id, event_type, store_id, order_id, customer_ref, body, created_at)
-                SELECT \(tenant), x.id, x.type, \(store), \(orderID), \(customerRef), x.body::json, \(at)
-                FROM (\(rows)) AS x(id, type, body)
-                WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text")))
+                VALUES \(SQL(joining: events, separator: ", "))
             ), hook_deliveries AS (
                 INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, run_at, created_at)
-                SELECT \(tenant), e.endpoint_id, x.id, \(at), \(at)
-                FROM (\(kinds(drafts) as SQL)) AS x(id, type) JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text"))
+                VALUES \(SQL(joining: deliveries, separator: ", "))
             )
             """
-    }
-
-    /// The drafts' ids and types, as rows (none for no draft).
-    private static func kinds<SQL: PostgresSQL>(_ drafts: [WebhookDraft]) -> SQL {
-        drafts.isEmpty
-            ? "SELECT NULL::uuid, NULL::text WHERE false"
-            : "VALUES \(SQL(joining: drafts.map { draft -> SQL in "(\(draft.id)::uuid, \(draft.type.rawValue)::text)" }, separator: ", "))"
-    }
-
-    /// The column of ``queued``.
-    static let queuedColumn = "webhooks_queued"
-    /// A column ``queuedColumn``: whether ``orderCTEs`` queued a delivery of `drafts`, read from the endpoints (the same
-    /// condition `hook_deliveries` inserts on), so the statement ends with a read of the tenant's own table.
-    static func queued<SQL: PostgresSQL>(_ drafts: [WebhookDraft], tenant: String, store: String) -> SQL {
-        guard !drafts.isEmpty else { return "false AS webhooks_queued" }
-        return """
-        EXISTS (
-            SELECT 1 FROM (\(kinds(drafts) as SQL)) AS x(id, type)
-            JOIN webhook_endpoints e ON e.tenant_id = \(tenant) AND \(wants(type: "x.type", store: "\(store)::text"))
-        ) AS webhooks_queued
-        """
     }
 
     /// A timestamp as the API writes it (UTC, milliseconds, `Z`), for bodies built in SQL.
