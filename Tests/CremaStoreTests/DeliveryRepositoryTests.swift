@@ -24,6 +24,18 @@ import Testing
         return (store, id)
     }
 
+    /// Gives the default tenant an endpoint for `events` (a text array) and leaves the pending push its last attempt.
+    func lastAttemptTold(_ db: TestDatabase, events: String) async throws {
+        try await db.pool.withConnection { c in
+            _ = try await c.query(
+                """
+                INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
+                VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', \(events)::text[], '\\x00', now())
+                """)
+            _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
+        }
+    }
+
     @Test("a claimed row is leased: a second claim skips it, and the token comes from its target")
     func claimLeases() async throws {
         try await TestDatabase.with { db in
@@ -96,14 +108,7 @@ import Testing
     func deathByLeaseIsTold() async throws {
         try await TestDatabase.with { db in
             let (_, orderID) = try await pendingAlert(db)
-            try await db.pool.withConnection { c in
-                _ = try await c.query(
-                    """
-                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
-                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', '{delivery.dead}', '\\x00', now())
-                    """)
-                _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
-            }
+            try await lastAttemptTold(db, events: "{delivery.dead}")
             let deliveries = DeliveryRepository(pool: db.pool)
             let claimedAt = Date()
             _ = try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt)
@@ -124,14 +129,7 @@ import Testing
     func lateDeathIsToldOnce() async throws {
         try await TestDatabase.with { db in
             _ = try await pendingAlert(db)
-            try await db.pool.withConnection { c in
-                _ = try await c.query(
-                    """
-                    INSERT INTO webhook_endpoints (tenant_id, endpoint_id, url, events, sealed_secret, created_at)
-                    VALUES ('default', gen_random_uuid(), 'https://93.184.215.14/hooks', '{delivery.dead,token.retired}', '\\x00', now())
-                    """)
-                _ = try await c.query("UPDATE delivery_outbox SET attempts = max_attempts - 1")
-            }
+            try await lastAttemptTold(db, events: "{delivery.dead,token.retired}")
             let deliveries = DeliveryRepository(pool: db.pool)
             let claimedAt = Date()
             let claimed = try #require(try await deliveries.claim(limit: 10, lease: .seconds(60), apps: nil, now: claimedAt).first)
