@@ -70,22 +70,21 @@ public struct CremaDatabase: Sendable {
     public func command<T: Sendable>(
         in scope: TenantScope, share: Int = 1, defaultBundleID: String?, _ body: (OrderTransaction) async throws -> sending T
     ) async throws(StoreError) -> T {
-        // Once more when the write named a webhook endpoint deleted since the command read it: nothing was committed,
-        // and the second reading finds the endpoints as they are (WebhookOutbox.endpointGone).
-        for attempt in 1...2 {
+        func run() async throws(StoreError) -> T {
             let changed = PendingChanges()
-            do {
-                let value = try await StoreError.translating {
-                    try await pool.withTransaction(for: PostgresPoolTenant(scope.tenant, weight: share)) { connection in
-                        try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
-                    }
+            let value = try await StoreError.translating {
+                try await pool.withTransaction(for: PostgresPoolTenant(scope.tenant, weight: share)) { connection in
+                    try await body(OrderTransaction(connection: connection, scope: scope, defaultBundleID: defaultBundleID, changed: changed))
                 }
-                changes?.committed(changed.all, queued: changed.queued)
-                return value
-            } catch .database(let error) where attempt == 1 && WebhookOutbox.endpointGone(error) {
-                continue
             }
+            changes?.committed(changed.all, queued: changed.queued)
+            return value
         }
-        preconditionFailure("the second attempt returns or throws")
+        do {
+            return try await run()
+        } catch .database(let error) where WebhookOutbox.endpointGone(error) {
+            // Nothing was committed, and the second reading finds the endpoints as they are.
+            return try await run()
+        }
     }
 }

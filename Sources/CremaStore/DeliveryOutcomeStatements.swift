@@ -48,12 +48,11 @@ enum DeliveryOutcomeStatements {
     /// The flight that records `outcomes` and retires `tokens` (their tables by kind) of `tenant`, with their webhook
     /// events: only the statements that have rows to write, so a batch of pushes that went is one `UPDATE`.
     static func recording(
-        tenant: String, outcomes: [Outcome], tokens: [PushTargetKind: [RetiredToken]], now: Date
+        tenant: String, outcomes: [Outcome], tokens: [TokenTable: [RetiredToken]], now: Date
     ) throws -> [PostgresQuery] {
         let json = try PostgresJSON(encoding: outcomes)
-        let activity = try tokens[.liveActivity].map { try PostgresJSON(encoding: $0) }
-        let customer = try (tokens[.pushToStart, default: []] + tokens[.alert, default: []] + tokens[.widget, default: []])
-            .nonEmpty.map { try PostgresJSON(encoding: $0) }
+        let activity = try tokens[.activity].map { try PostgresJSON(encoding: $0) }
+        let customer = try tokens[.customer].map { try PostgresJSON(encoding: $0) }
         let deadEvents = outcomes.compactMap { $0.state == "dead" ? $0.dead_event : nil }
         let tokenEvents = tokens.values.joined().map(\.event)
         var flight: [PostgresQuery] = []
@@ -139,8 +138,13 @@ enum DeliveryOutcomeStatements {
     }
 
     /// The two token tables: an activity's update tokens (an order's) and a customer's tokens (no order).
-    enum TokenTable {
+    enum TokenTable: Hashable {
         case activity, customer
+
+        /// The table that holds tokens of `kind`.
+        init(_ kind: PushTargetKind) {
+            self = kind == .liveActivity ? .activity : .customer
+        }
 
         /// The table, its id column, and its order columns as the event tells them.
         var sql: (table: PostgresQuery, id: PostgresQuery, store: PostgresQuery, order: PostgresQuery) {
@@ -188,9 +192,4 @@ enum DeliveryOutcomeStatements {
             WHERE \(retirable(table, tenant: tenant))
             """
     }
-}
-
-extension Array {
-    /// The array, or nil when it is empty.
-    fileprivate var nonEmpty: Self? { isEmpty ? nil : self }
 }

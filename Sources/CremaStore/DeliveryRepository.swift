@@ -198,7 +198,7 @@ public struct DeliveryRepository: Sendable {
     /// records the whole batch again changes nothing for the tenants already recorded.
     public func record(_ results: [DeliveryResult], now: Date) async throws {
         var outcomes: [String: [DeliveryOutcomeStatements.Outcome]] = [:]
-        var tokens: [String: [PushTargetKind: [DeliveryOutcomeStatements.RetiredToken]]] = [:]
+        var tokens: [String: [DeliveryOutcomeStatements.TokenTable: [DeliveryOutcomeStatements.RetiredToken]]] = [:]
         // A token is retired once however many of the batch's pushes to it APNs refused: the first says why.
         var retiring: Set<TokenKey> = []
         for result in results {
@@ -222,8 +222,10 @@ public struct DeliveryRepository: Sendable {
                 row.state = "dead"
                 row.status = status
                 row.reason = reason
-                if let target = d.target, retiring.insert(TokenKey(tenant: d.tenantID, table: target.kind == .liveActivity, id: target.id)).inserted {
-                    tokens[d.tenantID, default: [:]][target.kind, default: []].append(
+                if let target = d.target, case let table = DeliveryOutcomeStatements.TokenTable(target.kind),
+                    retiring.insert(TokenKey(tenant: d.tenantID, table: table, id: target.id)).inserted
+                {
+                    tokens[d.tenantID, default: [:]][table, default: []].append(
                         .init(id: target.id, reason: reason, since: since?.timeIntervalSince1970, event: UUID()))
                 }
             case .skipped(let reason):
@@ -239,12 +241,20 @@ public struct DeliveryRepository: Sendable {
             if row.state == "dead" { row.dead_event = UUID() }
             outcomes[d.tenantID, default: []].append(row)
         }
+        try await Self.eachTenant(outcomes.keys) { tenant in
+            let flight = try DeliveryOutcomeStatements.recording(
+                tenant: tenant, outcomes: outcomes[tenant] ?? [], tokens: tokens[tenant] ?? [:], now: now)
+            _ = try await pool.withConnection { connection in try await connection.pipeline(flight) }
+        }
+    }
+
+    /// Runs `body` for each tenant in `tenant_id` order, each its own transaction: one whose body fails (its worker group
+    /// failing over, a bad row) holds no other back. Every tenant is tried; the first failure is thrown after.
+    private static func eachTenant(_ tenants: some Collection<String>, _ body: (String) async throws -> Void) async throws {
         var failure: (any Error)?
-        for tenant in outcomes.keys.sorted() {
+        for tenant in tenants.sorted() {
             do {
-                let flight = try DeliveryOutcomeStatements.recording(
-                    tenant: tenant, outcomes: outcomes[tenant] ?? [], tokens: tokens[tenant] ?? [:], now: now)
-                _ = try await pool.withConnection { connection in try await connection.pipeline(flight) }
+                try await body(tenant)
             } catch {
                 if failure == nil { failure = error }
             }
@@ -252,10 +262,10 @@ public struct DeliveryRepository: Sendable {
         if let failure { throw failure }
     }
 
-    /// A token of one of the two token tables (`table`: the activity tokens' when true), for retiring it once.
+    /// A token of one of the two token tables, for retiring it once.
     private struct TokenKey: Hashable {
         var tenant: String
-        var table: Bool
+        var table: DeliveryOutcomeStatements.TokenTable
         var id: Int64
     }
 
@@ -280,18 +290,11 @@ public struct DeliveryRepository: Sendable {
                         attempts: try row.decode("attempts"), state: dies ? "dead" : "pending",
                         reason: dies ? "lease expired after the last attempt" : nil, dead_event: dies ? UUID() : nil))
             }
-            // A tenant whose rescue fails holds no other tenant's back: every one is tried, the first failure thrown after.
             var rescued = 0
-            var failure: (any Error)?
-            for tenant in expired.keys.sorted() {
-                do {
-                    let flight = try DeliveryOutcomeStatements.rescue(tenant: tenant, rows: expired[tenant] ?? [], now: now)
-                    rescued += try await connection.pipeline(flight).last?.count ?? 0
-                } catch {
-                    if failure == nil { failure = error }
-                }
+            try await Self.eachTenant(expired.keys) { tenant in
+                let flight = try DeliveryOutcomeStatements.rescue(tenant: tenant, rows: expired[tenant] ?? [], now: now)
+                rescued += try await connection.pipeline(flight).last?.count ?? 0
             }
-            if let failure { throw failure }
             return rescued
         }
     }

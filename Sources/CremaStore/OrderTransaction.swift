@@ -3,8 +3,9 @@ import CremaPostgres
 public import Foundation
 
 /// The statements of one order command, all on one transaction and two round trips: `BEGIN`, claim the
-/// Idempotency-Key and read and lock what the core decides on (the order, and the store's row for its next stream position); then write the event, the order, its projection,
-/// the stored answer and the planned deliveries in one statement, and `COMMIT`. Deciding is the caller's
+/// Idempotency-Key and read and lock what the core decides on (the order, and the store's row for its next stream
+/// position); then write the event, the order, its projection, the stored answer and the planned deliveries in one
+/// statement, and `COMMIT`. Deciding is the caller's
 /// (`OrderService`) between the two; this type only reads and writes. Which stores it changed is told to the
 /// `ChangeFeed` after the commit, never from inside the transaction.
 public struct OrderTransaction: Sendable {
